@@ -1,0 +1,73 @@
+package io.floe.dataset;
+
+import io.floe.serialization.CborSerializable;
+import java.util.List;
+import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
+
+/**
+ * A READY dataset's rows in global order: slices in plan order with their row counts. The global
+ * row index is the prefix sum of slice rows, so a contiguous global range maps to whole slices plus
+ * at most a partial slice at each end.
+ */
+public record DatasetLayout(
+    String name, long snapshotId, String arrowSchemaJson, List<SliceRows> slices)
+    implements CborSerializable {
+
+  /** One slice: its entity id, rows and Arrow bytes. */
+  public record SliceRows(String sliceId, long rows, long bytes) implements CborSerializable {}
+
+  /** A part of one slice: rows {@code [from, to)} relative to the slice's first row. */
+  public record SlicePart(String sliceId, long from, long to) {
+    public long rows() {
+      return to - from;
+    }
+  }
+
+  public DatasetLayout {
+    slices = List.copyOf(slices);
+  }
+
+  public long rows() {
+    return slices.stream().mapToLong(SliceRows::rows).sum();
+  }
+
+  public long bytes() {
+    return slices.stream().mapToLong(SliceRows::bytes).sum();
+  }
+
+  /** The global rows of shard {@code index} of {@code count}: contiguous, sizes differ by ≤ 1. */
+  public long[] shardRange(int index, int count) {
+    Preconditions.checkArgument(count > 0, "Invalid shard count: %s (must be > 0)", count);
+    Preconditions.checkArgument(
+        index >= 0 && index < count,
+        "Invalid shard index: %s (must be in 0..%s for shard count %s)",
+        index,
+        count - 1,
+        count);
+    long total = rows();
+    return new long[] {total * index / count, total * (index + 1) / count};
+  }
+
+  /** The slice parts covering global rows {@code [from, to)}, in order; empty slices are skipped. */
+  public List<SlicePart> parts(long from, long to) {
+    Preconditions.checkArgument(
+        0 <= from && from <= to && to <= rows(),
+        "Invalid row range [%s, %s) for dataset '%s' of %s rows",
+        from,
+        to,
+        name,
+        rows());
+    List<SlicePart> parts = new java.util.ArrayList<>();
+    long start = 0;
+    for (SliceRows slice : slices) {
+      long end = start + slice.rows();
+      long lo = Math.max(from, start);
+      long hi = Math.min(to, end);
+      if (lo < hi) {
+        parts.add(new SlicePart(slice.sliceId(), lo - start, hi - start));
+      }
+      start = end;
+    }
+    return parts;
+  }
+}

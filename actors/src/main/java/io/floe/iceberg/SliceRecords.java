@@ -1,0 +1,102 @@
+package io.floe.iceberg;
+
+import io.floe.slice.SliceSpec;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.ScanTaskParser;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.SchemaParser;
+import org.apache.iceberg.data.GenericDeleteFilter;
+import org.apache.iceberg.data.IdentityPartitionConverters;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.data.parquet.GenericParquetReaders;
+import org.apache.iceberg.expressions.Evaluator;
+import org.apache.iceberg.expressions.Expression;
+import org.apache.iceberg.expressions.ExpressionParser;
+import org.apache.iceberg.expressions.Expressions;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.mapping.NameMappingParser;
+import org.apache.iceberg.parquet.Parquet;
+import org.apache.iceberg.types.TypeUtil;
+import org.apache.iceberg.util.PartitionUtil;
+
+/**
+ * Reads the live rows of one slice as Iceberg generic records: position and equality deletes are
+ * applied, then the row filter row by row (planning only pruned files and row groups with it).
+ * Records carry the requested columns plus whatever the filter and deletes needed; {@link
+ * #recordType(FileScanTask)} tells their layout.
+ */
+public final class SliceRecords {
+  private final FileIO io;
+  private final Schema requested;
+  private final Expression filter;
+  private final String nameMappingJson;
+  private final List<FileScanTask> tasks;
+
+  public SliceRecords(FileIO io, SliceSpec spec) {
+    this.io = io;
+    this.requested = SchemaParser.fromJson(spec.requestedSchemaJson());
+    this.filter = ExpressionParser.fromJson(spec.filterJson());
+    this.nameMappingJson = spec.nameMappingJson();
+    List<FileScanTask> parsed = new ArrayList<>(spec.taskJsons().size());
+    for (String json : spec.taskJsons()) {
+      parsed.add(ScanTaskParser.fromJson(json, true));
+    }
+    this.tasks = List.copyOf(parsed);
+  }
+
+  public Schema requested() {
+    return requested;
+  }
+
+  public List<FileScanTask> tasks() {
+    return tasks;
+  }
+
+  /** The columns read from a task's file: requested plus the filter's. */
+  private Schema readSchema(FileScanTask task) {
+    if (filter.equals(Expressions.alwaysTrue())) {
+      return requested;
+    }
+    Schema filterColumns =
+        TypeUtil.select(
+            task.schema(), org.apache.iceberg.expressions.Binder.boundReferences(
+                task.schema().asStruct(), List.of(filter), true));
+    return TypeUtil.join(requested, filterColumns);
+  }
+
+  /** The records' layout for a task, which the Arrow writer maps columns through. */
+  public Schema recordSchema(FileScanTask task) {
+    return new GenericDeleteFilter(io, task, task.schema(), readSchema(task)).requiredSchema();
+  }
+
+  /** Live, filtered rows of one task; the caller closes the iterable. */
+  public CloseableIterable<Record> open(FileScanTask task) {
+    GenericDeleteFilter deletes =
+        new GenericDeleteFilter(io, task, task.schema(), readSchema(task));
+    Schema fileProjection = deletes.requiredSchema();
+    Parquet.ReadBuilder builder =
+        Parquet.read(io.newInputFile(task.file().location()))
+            .project(fileProjection)
+            .split(task.start(), task.length())
+            .filter(task.residual())
+            .createReaderFunc(
+                fileSchema ->
+                    GenericParquetReaders.buildReader(
+                        fileProjection,
+                        fileSchema,
+                        PartitionUtil.constantsMap(
+                            task, IdentityPartitionConverters::convertConstant)));
+    if (nameMappingJson != null) {
+      builder.withNameMapping(NameMappingParser.fromJson(nameMappingJson));
+    }
+    CloseableIterable<Record> records = deletes.filter(builder.build());
+    if (filter.equals(Expressions.alwaysTrue())) {
+      return records;
+    }
+    Evaluator evaluator = new Evaluator(fileProjection.asStruct(), filter, true);
+    return CloseableIterable.filter(records, evaluator::eval);
+  }
+}

@@ -1,0 +1,139 @@
+package io.floe.node;
+
+import io.floe.iceberg.SlicePlanner;
+import io.floe.iceberg.StorageSettings;
+import io.floe.iceberg.TableOpener;
+import io.floe.slice.SliceLoader;
+import io.floe.slice.SliceStore;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
+
+/**
+ * What one data node owns outside its actors: the root allocator (every Arrow byte on the node is
+ * accounted under it, capped at the configured limit), the slices it holds, table access, and the
+ * threads that plan and decode. Entities receive it through their factories. Closing it closes the
+ * root allocator, which fails loudly if any slice memory was not returned.
+ */
+public final class NodeResources implements AutoCloseable {
+  public static final int LOAD_THREADS_DEFAULT = Math.max(1, Runtime.getRuntime().availableProcessors());
+  public static final int LOADS_PER_DATASET_DEFAULT = 4;
+
+  private final BufferAllocator allocator;
+  private final SliceStore sliceStore = new SliceStore();
+  private final TableOpener tables;
+  private final SliceLoader loader;
+  private final SlicePlanner planner;
+  private final ExecutorService loadExecutor;
+  private final int loadsPerDataset;
+
+  private NodeResources(Builder builder) {
+    this.allocator = new RootAllocator(builder.memoryLimitBytes);
+    this.tables = new TableOpener(builder.storage);
+    this.loader = new SliceLoader(allocator, tables.io());
+    this.planner = new SlicePlanner(builder.sliceTargetBytes);
+    this.loadsPerDataset = builder.loadsPerDataset;
+    AtomicInteger threads = new AtomicInteger();
+    ThreadFactory factory =
+        r -> {
+          Thread t = new Thread(r, "floe-load-" + threads.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        };
+    this.loadExecutor = Executors.newFixedThreadPool(builder.loadThreads, factory);
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  public BufferAllocator allocator() {
+    return allocator;
+  }
+
+  public SliceStore sliceStore() {
+    return sliceStore;
+  }
+
+  public TableOpener tables() {
+    return tables;
+  }
+
+  public SliceLoader loader() {
+    return loader;
+  }
+
+  public SlicePlanner planner() {
+    return planner;
+  }
+
+  /** Runs planning and decoding off the actors' dispatcher; bounded to the load threads. */
+  public ExecutorService loadExecutor() {
+    return loadExecutor;
+  }
+
+  public int loadsPerDataset() {
+    return loadsPerDataset;
+  }
+
+  @Override
+  public void close() {
+    loadExecutor.shutdownNow();
+    try {
+      loadExecutor.awaitTermination(30, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    sliceStore.slices().forEach(slice -> slice.release());
+    tables.close();
+    allocator.close();
+  }
+
+  public static final class Builder {
+    private long memoryLimitBytes = Long.MAX_VALUE;
+    private long sliceTargetBytes = SlicePlanner.SLICE_TARGET_BYTES_DEFAULT;
+    private int loadThreads = LOAD_THREADS_DEFAULT;
+    private int loadsPerDataset = LOADS_PER_DATASET_DEFAULT;
+    private StorageSettings storage = StorageSettings.defaults();
+
+    private Builder() {}
+
+    public Builder memoryLimitBytes(long bytes) {
+      Preconditions.checkArgument(bytes > 0, "Invalid memory limit: %s (must be > 0)", bytes);
+      this.memoryLimitBytes = bytes;
+      return this;
+    }
+
+    public Builder sliceTargetBytes(long bytes) {
+      Preconditions.checkArgument(bytes > 0, "Invalid slice target bytes: %s (must be > 0)", bytes);
+      this.sliceTargetBytes = bytes;
+      return this;
+    }
+
+    public Builder loadThreads(int threads) {
+      Preconditions.checkArgument(threads > 0, "Invalid load threads: %s (must be > 0)", threads);
+      this.loadThreads = threads;
+      return this;
+    }
+
+    public Builder loadsPerDataset(int loads) {
+      Preconditions.checkArgument(loads > 0, "Invalid loads per dataset: %s (must be > 0)", loads);
+      this.loadsPerDataset = loads;
+      return this;
+    }
+
+    public Builder storage(StorageSettings settings) {
+      this.storage = settings;
+      return this;
+    }
+
+    public NodeResources build() {
+      return new NodeResources(this);
+    }
+  }
+}

@@ -1,0 +1,157 @@
+package io.floe.node;
+
+import com.typesafe.config.Config;
+import io.floe.dataset.DatasetEntity;
+import io.floe.gateway.DatasetQueries;
+import io.floe.gateway.FloeProducer;
+import io.floe.gateway.GatewaySettings;
+import io.floe.slice.SliceEntity;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.flight.FlightServer;
+import org.apache.arrow.flight.Location;
+import org.apache.pekko.Done;
+import org.apache.pekko.actor.CoordinatedShutdown;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.cluster.typed.Cluster;
+import org.apache.pekko.cluster.typed.Join;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A running data node: the actor system in the cluster, the sharded dataset and slice entities,
+ * and the Flight server. Closing it (or the actor system's coordinated shutdown, e.g. on SIGTERM)
+ * stops taking Flight calls, lets running streams end, stops the entities (freeing their slices),
+ * leaves the cluster, and closes the root allocator, which fails loudly if memory leaked.
+ */
+public final class FloeNode implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(FloeNode.class);
+  private static final Duration STREAM_DRAIN = Duration.ofSeconds(10);
+
+  private final ActorSystem<Void> system;
+  private final NodeResources resources;
+  private final FloeProducer producer;
+  private final FlightServer server;
+  private final GatewaySettings gateway;
+  private final CompletableFuture<Void> closed = new CompletableFuture<>();
+
+  private FloeNode(Config config, FloeSettings settings) throws IOException {
+    this.resources = settings.resources().build();
+    this.system = ActorSystem.create(Behaviors.empty(), "floe", config);
+    try {
+      Cluster cluster = Cluster.get(system);
+      if (config.getStringList("pekko.cluster.seed-nodes").isEmpty()) {
+        cluster.manager().tell(Join.create(cluster.selfMember().address()));
+      }
+      DatasetEntity.init(system, resources);
+      SliceEntity.init(system, resources);
+
+      FlightServer bound;
+      GatewaySettings gatewaySettings;
+      Location bind = Location.forGrpcInsecure(settings.flightBindHost(), settings.flightPort());
+      // The producer needs the advertised port, known only once the server is bound when the
+      // configured port is 0; a forwarding producer breaks that cycle.
+      ForwardingProducer forwarding = new ForwardingProducer();
+      bound =
+          FlightServer.builder(resources.allocator(), bind, forwarding).build().start();
+      gatewaySettings = settings.gateway(bound.getPort());
+      this.producer =
+          new FloeProducer(
+              new DatasetQueries(system, gatewaySettings),
+              resources.sliceStore(),
+              resources.allocator(),
+              gatewaySettings);
+      forwarding.delegate(producer);
+      this.server = bound;
+      this.gateway = gatewaySettings;
+    } catch (IOException | RuntimeException e) {
+      system.terminate();
+      awaitTermination();
+      resources.close();
+      throw e;
+    }
+    CoordinatedShutdown.get(system)
+        .addTask(
+            CoordinatedShutdown.PhaseServiceUnbind(),
+            "floe-flight-stop",
+            () -> {
+              stopFlight();
+              return CompletableFuture.completedFuture(Done.getInstance());
+            });
+    system
+        .getWhenTerminated()
+        .thenRun(
+            () -> {
+              try {
+                stopFlight();
+                producer.close();
+                resources.close();
+                closed.complete(null);
+              } catch (RuntimeException e) {
+                LOG.error("Node did not shut down cleanly", e);
+                closed.completeExceptionally(e);
+              }
+            });
+    LOG.info(
+        "Floe node up: Flight at {}, memory limit {} bytes",
+        gateway.advertised().getUri(),
+        settings.memoryLimitBytes());
+  }
+
+  public static FloeNode start(Config config) {
+    try {
+      return new FloeNode(config, FloeSettings.fromConfig(config));
+    } catch (IOException e) {
+      throw new UncheckedIOException("Flight server failed to start", e);
+    }
+  }
+
+  private synchronized void stopFlight() {
+    server.shutdown();
+    try {
+      if (!server.awaitTermination(STREAM_DRAIN.toMillis(), TimeUnit.MILLISECONDS)) {
+        LOG.warn("Flight streams still running after {}; closing them", STREAM_DRAIN);
+      }
+      server.close();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Where readers reach this node. */
+  public Location location() {
+    return gateway.advertised();
+  }
+
+  public ActorSystem<Void> system() {
+    return system;
+  }
+
+  public NodeResources resources() {
+    return resources;
+  }
+
+  /** Completes once the node has shut down and freed its memory. */
+  public CompletableFuture<Void> whenClosed() {
+    return closed;
+  }
+
+  @Override
+  public void close() {
+    CoordinatedShutdown.get(system).runAll(CoordinatedShutdown.unknownReason());
+    awaitTermination();
+    closed.join();
+  }
+
+  private void awaitTermination() {
+    try {
+      system.getWhenTerminated().toCompletableFuture().get(60, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      throw new IllegalStateException("Actor system did not terminate in 60 s", e);
+    }
+  }
+}

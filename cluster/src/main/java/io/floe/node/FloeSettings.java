@@ -1,0 +1,66 @@
+package io.floe.node;
+
+import com.typesafe.config.Config;
+import io.floe.gateway.GatewaySettings;
+import io.floe.iceberg.StorageSettings;
+import java.time.Duration;
+import org.apache.arrow.flight.Location;
+
+/**
+ * A data node's settings, read once from the {@code floe} block of the configuration
+ * (application.conf, overridable by environment variables named there).
+ *
+ * @param flightBindHost the address the Flight server listens on
+ * @param flightPort the Flight port; 0 picks a free one
+ * @param advertisedHost the host readers are told to connect to; defaults to the bind host
+ */
+public record FloeSettings(
+    String flightBindHost,
+    int flightPort,
+    String advertisedHost,
+    long memoryLimitBytes,
+    long sliceTargetBytes,
+    int loadThreads,
+    int loadsPerDataset,
+    Duration askTimeout,
+    Duration loadWaitTimeout,
+    Duration stallTimeout,
+    StorageSettings storage) {
+
+  public static FloeSettings fromConfig(Config root) {
+    Config floe = root.getConfig("floe");
+    String bind = floe.getString("flight.bind-host");
+    String advertised = floe.getString("flight.advertised-host").trim();
+    int threads = floe.getInt("load.threads");
+    return new FloeSettings(
+        bind,
+        floe.getInt("flight.port"),
+        advertised.isEmpty() ? bind : advertised,
+        floe.getMemorySize("memory.limit").toBytes(),
+        floe.getMemorySize("load.slice-target-size").toBytes(),
+        threads > 0 ? threads : NodeResources.LOAD_THREADS_DEFAULT,
+        floe.getInt("load.per-dataset"),
+        floe.getDuration("gateway.ask-timeout"),
+        floe.getDuration("gateway.load-wait-timeout"),
+        floe.getDuration("gateway.stall-timeout"),
+        StorageSettings.fromConfig(floe.getConfig("storage")));
+  }
+
+  /** The gateway's settings once the Flight port is known. */
+  public GatewaySettings gateway(int boundPort) {
+    return new GatewaySettings(
+        Location.forGrpcInsecure(advertisedHost, boundPort),
+        askTimeout,
+        loadWaitTimeout,
+        stallTimeout);
+  }
+
+  public NodeResources.Builder resources() {
+    return NodeResources.builder()
+        .memoryLimitBytes(memoryLimitBytes)
+        .sliceTargetBytes(sliceTargetBytes)
+        .loadThreads(loadThreads)
+        .loadsPerDataset(loadsPerDataset)
+        .storage(storage);
+  }
+}

@@ -1,0 +1,13 @@
+package io.floe.node;
+
+import com.typesafe.config.ConfigFactory;
+
+/** Starts a data node from application.conf and the environment; SIGTERM shuts it down in order. */
+public final class Main {
+  private Main() {}
+
+  public static void main(String[] args) {
+    FloeNode node = FloeNode.start(ConfigFactory.load());
+    node.whenClosed().join();
+  }
+}

@@ -1,0 +1,120 @@
+package io.floe.client;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.floe.protocol.LoadRequest;
+import io.floe.protocol.NameRequest;
+import io.floe.protocol.ReadRequest;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import org.apache.arrow.flight.Action;
+import org.apache.arrow.flight.FlightClient;
+import org.apache.arrow.flight.FlightDescriptor;
+import org.apache.arrow.flight.FlightEndpoint;
+import org.apache.arrow.flight.FlightInfo;
+import org.apache.arrow.flight.FlightStream;
+import org.apache.arrow.flight.Location;
+import org.apache.arrow.flight.Result;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+
+/**
+ * A Java reader's handle on a Floe cluster: actions on datasets through any node, and reads that
+ * fetch each endpoint from the node its ticket names. Connections to nodes are opened on demand
+ * and closed with the client. Server errors surface as {@link
+ * org.apache.arrow.flight.FlightRuntimeException} carrying the server's status and description.
+ */
+public final class FloeClient implements AutoCloseable {
+  private static final ObjectMapper MAPPER = new ObjectMapper();
+
+  private final BufferAllocator allocator;
+  private final Location entry;
+  private final Map<Location, FlightClient> clients = new ConcurrentHashMap<>();
+
+  private FloeClient(BufferAllocator allocator, Location entry) {
+    this.allocator = allocator;
+    this.entry = entry;
+  }
+
+  /** A client that plans through {@code entry}; the allocator receives the batches read. */
+  public static FloeClient connect(BufferAllocator allocator, Location entry) {
+    return new FloeClient(allocator, entry);
+  }
+
+  private FlightClient client(Location location) {
+    return clients.computeIfAbsent(location, l -> FlightClient.builder(allocator, l).build());
+  }
+
+  /** Loads a dataset; answers its status JSON (READY or FAILED with {@code wait}). */
+  public JsonNode load(LoadRequest request) {
+    return action("load", request.toJson());
+  }
+
+  public JsonNode status(String dataset) {
+    return action("status", new NameRequest(dataset).toJson());
+  }
+
+  public JsonNode drop(String dataset) {
+    return action("drop", new NameRequest(dataset).toJson());
+  }
+
+  public JsonNode list() {
+    return action("list", new byte[0]);
+  }
+
+  private JsonNode action(String type, byte[] body) {
+    Iterator<Result> results = client(entry).doAction(new Action(type, body));
+    if (!results.hasNext()) {
+      throw new IllegalStateException("Action '" + type + "' answered nothing");
+    }
+    try {
+      JsonNode answer = MAPPER.readTree(results.next().getBody());
+      results.forEachRemaining(r -> {});
+      return answer;
+    } catch (IOException e) {
+      throw new UncheckedIOException("Unreadable answer to '" + type + "'", e);
+    }
+  }
+
+  /** Plans shard {@code index} of {@code count} of a dataset. */
+  public FlightInfo plan(String dataset, int index, int count) {
+    ReadRequest request = new ReadRequest(dataset, index, count);
+    return client(entry).getInfo(FlightDescriptor.command(request.toJson()));
+  }
+
+  /**
+   * Reads every endpoint of a plan in order, handing each batch to {@code batches}; the root is
+   * only valid during the call. Answers the rows read.
+   */
+  public long read(FlightInfo info, Consumer<VectorSchemaRoot> batches) {
+    long rows = 0;
+    for (FlightEndpoint endpoint : info.getEndpoints()) {
+      Location location = endpoint.getLocations().isEmpty() ? entry : endpoint.getLocations().get(0);
+      try (FlightStream stream = client(location).getStream(endpoint.getTicket())) {
+        while (stream.next()) {
+          VectorSchemaRoot root = stream.getRoot();
+          rows += root.getRowCount();
+          batches.accept(root);
+        }
+      } catch (Exception e) {
+        if (e instanceof RuntimeException) {
+          throw (RuntimeException) e;
+        }
+        throw new IllegalStateException("Failed to close stream", e);
+      }
+    }
+    return rows;
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    for (FlightClient client : clients.values()) {
+      client.close();
+    }
+    clients.clear();
+  }
+}

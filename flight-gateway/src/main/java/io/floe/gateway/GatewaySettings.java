@@ -1,0 +1,31 @@
+package io.floe.gateway;
+
+import java.time.Duration;
+import org.apache.arrow.flight.Location;
+import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
+
+/**
+ * How the gateway talks to the cluster and to readers.
+ *
+ * @param advertised the location readers are told to fetch this node's slices from
+ * @param askTimeout how long a query to a dataset entity may take
+ * @param loadWaitTimeout how long a {@code load} with {@code wait} may wait for READY
+ * @param stallTimeout how long a stream waits for a reader that stopped reading before giving up
+ */
+public record GatewaySettings(
+    Location advertised, Duration askTimeout, Duration loadWaitTimeout, Duration stallTimeout) {
+  public static final Duration ASK_TIMEOUT_DEFAULT = Duration.ofSeconds(30);
+  public static final Duration LOAD_WAIT_TIMEOUT_DEFAULT = Duration.ofMinutes(30);
+  public static final Duration STALL_TIMEOUT_DEFAULT = Duration.ofMinutes(5);
+
+  public GatewaySettings {
+    Preconditions.checkArgument(advertised != null, "Invalid advertised location: null");
+    Preconditions.checkArgument(
+        !askTimeout.isNegative() && !askTimeout.isZero(), "Invalid ask timeout: %s", askTimeout);
+  }
+
+  public static GatewaySettings of(Location advertised) {
+    return new GatewaySettings(
+        advertised, ASK_TIMEOUT_DEFAULT, LOAD_WAIT_TIMEOUT_DEFAULT, STALL_TIMEOUT_DEFAULT);
+  }
+}

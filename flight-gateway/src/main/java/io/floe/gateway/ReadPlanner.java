@@ -1,0 +1,56 @@
+package io.floe.gateway;
+
+import io.floe.dataset.DatasetLayout;
+import io.floe.protocol.ReadRequest;
+import io.floe.ticket.FloeTicket;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.flight.FlightDescriptor;
+import org.apache.arrow.flight.FlightEndpoint;
+import org.apache.arrow.flight.FlightInfo;
+import org.apache.arrow.flight.Location;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * Plans a read: maps a shard to its global row range, the range to slice parts, and each part to
+ * an endpoint whose ticket names exactly those rows, located at the node that holds the slice.
+ */
+final class ReadPlanner {
+  private final Location self;
+
+  ReadPlanner(Location self) {
+    this.self = self;
+  }
+
+  FlightInfo plan(DatasetLayout layout, ReadRequest request, FlightDescriptor descriptor) {
+    Schema schema;
+    try {
+      schema = Schema.fromJSON(layout.arrowSchemaJson());
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException("Unreadable schema of dataset " + layout.name(), e);
+    }
+    long[] range = layout.shardRange(request.shardIndex(), request.shardCount());
+    List<FlightEndpoint> endpoints = new ArrayList<>();
+    double bytes = 0;
+    for (DatasetLayout.SlicePart part : layout.parts(range[0], range[1])) {
+      FloeTicket ticket = new FloeTicket(layout.name(), part.sliceId(), part.from(), part.to());
+      endpoints.add(new FlightEndpoint(ticket.toTicket(), self));
+      DatasetLayout.SliceRows slice = slice(layout, part.sliceId());
+      bytes += slice.rows() == 0 ? 0 : (double) slice.bytes() * part.rows() / slice.rows();
+    }
+    return FlightInfo.builder(schema, descriptor, endpoints)
+        .setRecords(range[1] - range[0])
+        .setBytes(Math.round(bytes))
+        .setOrdered(true)
+        .build();
+  }
+
+  private static DatasetLayout.SliceRows slice(DatasetLayout layout, String sliceId) {
+    for (DatasetLayout.SliceRows slice : layout.slices()) {
+      if (slice.sliceId().equals(sliceId)) {
+        return slice;
+      }
+    }
+    throw new IllegalStateException("Slice " + sliceId + " missing from layout");
+  }
+}

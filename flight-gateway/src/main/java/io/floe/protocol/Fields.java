@@ -1,0 +1,104 @@
+package io.floe.protocol;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+
+/** Typed reads of request fields, each failing with a message that names the field and value. */
+final class Fields {
+  private final ObjectNode node;
+  private final String what;
+
+  Fields(ObjectNode node, String what, Set<String> known) {
+    this.node = node;
+    this.what = what;
+    for (Iterator<String> names = node.fieldNames(); names.hasNext(); ) {
+      String name = names.next();
+      if (!known.contains(name)) {
+        throw new IllegalArgumentException(
+            String.format("Unknown field '%s' in %s; known fields: %s", name, what, known));
+      }
+    }
+  }
+
+  String requiredString(String field) {
+    JsonNode value = node.get(field);
+    if (value == null || value.isNull()) {
+      throw new IllegalArgumentException("Missing field '" + field + "' in " + what);
+    }
+    if (!value.isTextual()) {
+      throw new IllegalArgumentException(
+          String.format("Field '%s' in %s must be a string, got %s", field, what, value));
+    }
+    return value.asText();
+  }
+
+  String optionalString(String field) {
+    JsonNode value = node.get(field);
+    return value == null || value.isNull() ? null : requiredString(field);
+  }
+
+  Long optionalLong(String field) {
+    JsonNode value = node.get(field);
+    if (value == null || value.isNull()) {
+      return null;
+    }
+    if (!value.isIntegralNumber() || !value.canConvertToLong()) {
+      throw new IllegalArgumentException(
+          String.format("Field '%s' in %s must be an integer, got %s", field, what, value));
+    }
+    return value.asLong();
+  }
+
+  int optionalInt(String field, int defaultValue) {
+    Long value = optionalLong(field);
+    if (value == null) {
+      return defaultValue;
+    }
+    if (value < Integer.MIN_VALUE || value > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException(
+          String.format("Field '%s' in %s is out of range: %s", field, what, value));
+    }
+    return value.intValue();
+  }
+
+  boolean optionalBoolean(String field, boolean defaultValue) {
+    JsonNode value = node.get(field);
+    if (value == null || value.isNull()) {
+      return defaultValue;
+    }
+    if (!value.isBoolean()) {
+      throw new IllegalArgumentException(
+          String.format("Field '%s' in %s must be true or false, got %s", field, what, value));
+    }
+    return value.asBoolean();
+  }
+
+  List<String> optionalStrings(String field) {
+    JsonNode value = node.get(field);
+    if (value == null || value.isNull()) {
+      return List.of();
+    }
+    if (!value.isArray()) {
+      throw new IllegalArgumentException(
+          String.format("Field '%s' in %s must be an array of strings, got %s", field, what, value));
+    }
+    List<String> strings = new ArrayList<>();
+    for (JsonNode element : value) {
+      if (!element.isTextual()) {
+        throw new IllegalArgumentException(
+            String.format(
+                "Field '%s' in %s must hold only strings, got %s", field, what, element));
+      }
+      strings.add(element.asText());
+    }
+    return strings;
+  }
+
+  JsonNode raw(String field) {
+    return node.get(field);
+  }
+}

@@ -1,0 +1,71 @@
+package io.floe.protocol;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+
+/** The one JSON codec of Floe's wire protocol (docs/protocol.md). */
+public final class Json {
+  private static final ObjectMapper MAPPER =
+      new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+
+  private Json() {}
+
+  public static ObjectNode object() {
+    return MAPPER.createObjectNode();
+  }
+
+  /**
+   * Parses a request body that must be a JSON object.
+   *
+   * @param what names the request in the error, e.g. "load action body"
+   * @throws IllegalArgumentException naming what was malformed
+   */
+  public static ObjectNode parseObject(byte[] body, String what) {
+    if (body == null || body.length == 0) {
+      throw new IllegalArgumentException("Empty " + what + ": expected a JSON object");
+    }
+    JsonNode node;
+    try {
+      node = MAPPER.readTree(body);
+    } catch (IOException e) {
+      throw new IllegalArgumentException(
+          "Malformed " + what + ": " + firstLine(e.getMessage()), e);
+    }
+    if (node == null || !node.isObject()) {
+      throw new IllegalArgumentException(
+          "Invalid " + what + ": expected a JSON object, got " + preview(body));
+    }
+    return (ObjectNode) node;
+  }
+
+  public static byte[] bytes(JsonNode node) {
+    try {
+      return MAPPER.writeValueAsBytes(node);
+    } catch (JsonProcessingException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  public static String string(JsonNode node) {
+    return new String(bytes(node), StandardCharsets.UTF_8);
+  }
+
+  private static String firstLine(String message) {
+    if (message == null) {
+      return "unreadable JSON";
+    }
+    int newline = message.indexOf('\n');
+    return newline < 0 ? message : message.substring(0, newline);
+  }
+
+  private static String preview(byte[] body) {
+    String text = new String(body, StandardCharsets.UTF_8);
+    return text.length() > 80 ? text.substring(0, 80) + "..." : text;
+  }
+}

@@ -1,0 +1,58 @@
+package io.floe.ticket;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.protocol.Json;
+import java.util.Set;
+import org.apache.arrow.flight.Ticket;
+import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
+
+/**
+ * What one {@code DoGet} serves: rows {@code [from, to)} of one slice of one dataset. Encoded as a
+ * small JSON object in the Flight ticket.
+ */
+public record FloeTicket(String dataset, String sliceId, long from, long to) {
+  private static final String WHAT = "ticket";
+
+  public FloeTicket {
+    Preconditions.checkArgument(
+        0 <= from && from <= to, "Invalid ticket row range [%s, %s)", from, to);
+    Preconditions.checkArgument(
+        sliceId != null && sliceId.startsWith(dataset + "/"),
+        "Invalid ticket: slice '%s' is not part of dataset '%s'",
+        sliceId,
+        dataset);
+  }
+
+  public long rows() {
+    return to - from;
+  }
+
+  public Ticket toTicket() {
+    ObjectNode node = Json.object();
+    node.put("dataset", dataset);
+    node.put("slice", sliceId);
+    node.put("from", from);
+    node.put("to", to);
+    return new Ticket(Json.bytes(node));
+  }
+
+  /**
+   * @throws IllegalArgumentException naming what is wrong with the ticket
+   */
+  public static FloeTicket parse(Ticket ticket) {
+    ObjectNode node = Json.parseObject(ticket.getBytes(), WHAT);
+    for (String field : Set.of("dataset", "slice", "from", "to")) {
+      if (!node.hasNonNull(field)) {
+        throw new IllegalArgumentException("Invalid ticket: missing '" + field + "'");
+      }
+    }
+    if (!node.get("from").canConvertToLong() || !node.get("to").canConvertToLong()) {
+      throw new IllegalArgumentException("Invalid ticket: 'from' and 'to' must be integers");
+    }
+    return new FloeTicket(
+        node.get("dataset").asText(),
+        node.get("slice").asText(),
+        node.get("from").asLong(),
+        node.get("to").asLong());
+  }
+}
