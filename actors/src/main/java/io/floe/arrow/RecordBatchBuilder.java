@@ -15,6 +15,7 @@ import org.apache.iceberg.types.Types;
  * freed by {@link #close()}.
  */
 public final class RecordBatchBuilder implements AutoCloseable {
+  private static final int INITIAL_ROWS = 4_096;
   private final VectorSchemaRoot root;
   private final org.apache.iceberg.Schema requested;
   private ValueWriters.StructWriter writer;
@@ -47,8 +48,10 @@ public final class RecordBatchBuilder implements AutoCloseable {
   }
 
   private void allocate() {
+    // Vectors grow as rows arrive; starting small keeps tiny slices from reserving a full batch.
+    int initial = Math.min(batchRows, INITIAL_ROWS);
     for (FieldVector vector : root.getFieldVectors()) {
-      vector.setInitialCapacity(batchRows);
+      vector.setInitialCapacity(initial);
       vector.allocateNew();
     }
   }

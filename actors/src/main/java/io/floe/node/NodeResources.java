@@ -3,6 +3,7 @@ package io.floe.node;
 import io.floe.iceberg.SlicePlanner;
 import io.floe.iceberg.StorageSettings;
 import io.floe.iceberg.TableOpener;
+import io.floe.slice.AllocatorReaper;
 import io.floe.slice.SliceLoader;
 import io.floe.slice.SliceStore;
 import java.util.concurrent.ExecutorService;
@@ -21,11 +22,13 @@ import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
  * root allocator, which fails loudly if any slice memory was not returned.
  */
 public final class NodeResources implements AutoCloseable {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(NodeResources.class);
   public static final int LOAD_THREADS_DEFAULT = Math.max(1, Runtime.getRuntime().availableProcessors());
   public static final int LOADS_PER_DATASET_DEFAULT = 4;
 
   private final BufferAllocator allocator;
   private final SliceStore sliceStore = new SliceStore();
+  private final AllocatorReaper reaper = new AllocatorReaper();
   private final TableOpener tables;
   private final SliceLoader loader;
   private final SlicePlanner planner;
@@ -35,7 +38,7 @@ public final class NodeResources implements AutoCloseable {
   private NodeResources(Builder builder) {
     this.allocator = new RootAllocator(builder.memoryLimitBytes);
     this.tables = new TableOpener(builder.storage);
-    this.loader = new SliceLoader(allocator, tables.io());
+    this.loader = new SliceLoader(allocator, tables.io(), reaper);
     this.planner = new SlicePlanner(builder.sliceTargetBytes);
     this.loadsPerDataset = builder.loadsPerDataset;
     AtomicInteger threads = new AtomicInteger();
@@ -90,7 +93,15 @@ public final class NodeResources implements AutoCloseable {
       Thread.currentThread().interrupt();
     }
     sliceStore.slices().forEach(slice -> slice.release());
+    if (!reaper.awaitDrained(java.time.Duration.ofSeconds(30))) {
+      LOG.warn("Slice memory still held by the transport at shutdown: {} bytes", reaper.pendingBytes());
+    }
+    reaper.close();
     tables.close();
+    if (allocator.getAllocatedMemory() != 0) {
+      throw new IllegalStateException(
+          "Arrow memory leaked at node shutdown: " + allocator.toVerboseString());
+    }
     allocator.close();
   }
 

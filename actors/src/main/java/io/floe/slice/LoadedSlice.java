@@ -10,8 +10,9 @@ import org.apache.arrow.vector.types.pojo.Schema;
 /**
  * One slice's rows in off-heap Arrow memory, as the record batches the gateway sends. It owns a
  * child allocator of the node's root; the memory is freed once the owning entity has {@link
- * #release() released} it and every stream that {@link #acquire() acquired} it has finished, so a
- * drop or a hand-off never pulls buffers from under a running stream.
+ * #release() released} it, every stream that {@link #acquire() acquired} it has finished, and the
+ * transport has written the last buffer it took without copying, so a drop or a hand-off never
+ * pulls buffers from under a running stream.
  */
 public final class LoadedSlice {
   private final String sliceId;
@@ -21,14 +22,20 @@ public final class LoadedSlice {
   private final long rows;
   private final long bytes;
   private final BufferAllocator allocator;
+  private final AllocatorReaper reaper;
   private final AtomicInteger references = new AtomicInteger(1);
 
   LoadedSlice(
-      String sliceId, Schema schema, List<ArrowRecordBatch> batches, BufferAllocator allocator) {
+      String sliceId,
+      Schema schema,
+      List<ArrowRecordBatch> batches,
+      BufferAllocator allocator,
+      AllocatorReaper reaper) {
     this.sliceId = sliceId;
     this.schema = schema;
     this.batches = List.copyOf(batches);
     this.allocator = allocator;
+    this.reaper = reaper;
     this.batchStarts = new long[batches.size() + 1];
     long total = 0;
     for (int i = 0; i < batches.size(); i++) {
@@ -74,7 +81,16 @@ public final class LoadedSlice {
     return rows;
   }
 
-  /** Off-heap bytes held, as accounted by the slice's allocator. */
+  /**
+   * The slice's allocator. Streams build their roots on it, so loading a batch into a stream only
+   * adds a reference to the slice's own buffers; rows cut from a batch for a ticket are accounted
+   * here too until written.
+   */
+  public BufferAllocator allocator() {
+    return allocator;
+  }
+
+  /** Off-heap bytes held when loaded, as accounted by the slice's allocator. */
   public long bytes() {
     return bytes;
   }
@@ -96,7 +112,7 @@ public final class LoadedSlice {
   public void release() {
     if (references.decrementAndGet() == 0) {
       batches.forEach(ArrowRecordBatch::close);
-      allocator.close();
+      reaper.closeWhenDrained(allocator);
     }
   }
 

@@ -24,10 +24,12 @@ import org.apache.iceberg.io.FileIO;
 public final class SliceLoader {
   private final BufferAllocator nodeAllocator;
   private final FileIO io;
+  private final AllocatorReaper reaper;
 
-  public SliceLoader(BufferAllocator nodeAllocator, FileIO io) {
+  public SliceLoader(BufferAllocator nodeAllocator, FileIO io, AllocatorReaper reaper) {
     this.nodeAllocator = nodeAllocator;
     this.io = io;
+    this.reaper = reaper;
   }
 
   public LoadedSlice load(SliceSpec spec) {
@@ -45,7 +47,11 @@ public final class SliceLoader {
         built.forEach(ArrowRecordBatch::close);
       }
       return new LoadedSlice(
-          spec.sliceId(), ArrowSchemas.fromIceberg(records.requested()), packed, sliceAllocator);
+          spec.sliceId(),
+          ArrowSchemas.fromIceberg(records.requested()),
+          packed,
+          sliceAllocator,
+          reaper);
     } catch (RuntimeException | Error e) {
       packed.forEach(ArrowRecordBatch::close);
       sliceAllocator.close();

@@ -13,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.arrow.flight.FlightServer;
 import org.apache.arrow.flight.Location;
+import org.apache.arrow.memory.BufferAllocator;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -36,6 +37,8 @@ public final class FloeNode implements AutoCloseable {
   private final NodeResources resources;
   private final FloeProducer producer;
   private final FlightServer server;
+  private BufferAllocator flightAllocator;
+  private boolean flightStopped;
   private final GatewaySettings gateway;
   private final CompletableFuture<Void> closed = new CompletableFuture<>();
 
@@ -56,14 +59,15 @@ public final class FloeNode implements AutoCloseable {
       // The producer needs the advertised port, known only once the server is bound when the
       // configured port is 0; a forwarding producer breaks that cycle.
       ForwardingProducer forwarding = new ForwardingProducer();
+      this.flightAllocator =
+          resources.allocator().newChildAllocator("flight-server", 0, Long.MAX_VALUE);
       bound =
-          FlightServer.builder(resources.allocator(), bind, forwarding).build().start();
+          FlightServer.builder(flightAllocator, bind, forwarding).build().start();
       gatewaySettings = settings.gateway(bound.getPort());
       this.producer =
           new FloeProducer(
               new DatasetQueries(system, gatewaySettings),
               resources.sliceStore(),
-              resources.allocator(),
               gatewaySettings);
       forwarding.delegate(producer);
       this.server = bound;
@@ -71,6 +75,9 @@ public final class FloeNode implements AutoCloseable {
     } catch (IOException | RuntimeException e) {
       system.terminate();
       awaitTermination();
+      if (flightAllocator != null) {
+        flightAllocator.close();
+      }
       resources.close();
       throw e;
     }
@@ -88,7 +95,6 @@ public final class FloeNode implements AutoCloseable {
             () -> {
               try {
                 stopFlight();
-                producer.close();
                 resources.close();
                 closed.complete(null);
               } catch (RuntimeException e) {
@@ -111,6 +117,10 @@ public final class FloeNode implements AutoCloseable {
   }
 
   private synchronized void stopFlight() {
+    if (flightStopped) {
+      return;
+    }
+    flightStopped = true;
     server.shutdown();
     try {
       if (!server.awaitTermination(STREAM_DRAIN.toMillis(), TimeUnit.MILLISECONDS)) {
@@ -120,6 +130,7 @@ public final class FloeNode implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    flightAllocator.close();
   }
 
   /** Where readers reach this node. */

@@ -26,7 +26,6 @@ import org.apache.arrow.flight.FlightInfo;
 import org.apache.arrow.flight.NoOpFlightProducer;
 import org.apache.arrow.flight.Result;
 import org.apache.arrow.flight.Ticket;
-import org.apache.arrow.memory.BufferAllocator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,7 +35,7 @@ import org.slf4j.LoggerFactory;
  * failure leaves as a Flight status naming what was wrong; nothing a request does can take the node
  * down.
  */
-public final class FloeProducer extends NoOpFlightProducer implements AutoCloseable {
+public final class FloeProducer extends NoOpFlightProducer {
   public static final String LOAD = "load";
   public static final String STATUS = "status";
   public static final String DROP = "drop";
@@ -52,19 +51,13 @@ public final class FloeProducer extends NoOpFlightProducer implements AutoClosea
 
   private final DatasetQueries datasets;
   private final SliceStore slices;
-  private final BufferAllocator streamsAllocator;
   private final GatewaySettings settings;
   private final ReadPlanner planner;
   private final AtomicLong streams = new AtomicLong();
 
-  public FloeProducer(
-      DatasetQueries datasets,
-      SliceStore slices,
-      BufferAllocator nodeAllocator,
-      GatewaySettings settings) {
+  public FloeProducer(DatasetQueries datasets, SliceStore slices, GatewaySettings settings) {
     this.datasets = datasets;
     this.slices = slices;
-    this.streamsAllocator = nodeAllocator.newChildAllocator("flight-streams", 0, Long.MAX_VALUE);
     this.settings = settings;
     this.planner = new ReadPlanner(settings.advertised());
   }
@@ -202,14 +195,11 @@ public final class FloeProducer extends NoOpFlightProducer implements AutoClosea
     try {
       FloeTicket floeTicket = FloeTicket.parse(ticket);
       try (LoadedSlice.Lease lease =
-              slices
-                  .acquire(floeTicket.sliceId())
-                  .orElseThrow(() -> notHeld(floeTicket.sliceId()));
-          BufferAllocator allocator =
-              streamsAllocator.newChildAllocator("stream-" + id, 0, Long.MAX_VALUE)) {
+          slices
+              .acquire(floeTicket.sliceId())
+              .orElseThrow(() -> notHeld(floeTicket.sliceId()))) {
         long batches =
-            new SliceStreamer(allocator, settings.stallTimeout())
-                .stream(lease.slice(), floeTicket, listener);
+            new SliceStreamer(settings.stallTimeout()).stream(lease.slice(), floeTicket, listener);
         LOG.debug("Stream {} of {}: {} batches", id, floeTicket.sliceId(), batches);
       }
     } catch (RuntimeException e) {
@@ -238,14 +228,5 @@ public final class FloeProducer extends NoOpFlightProducer implements AutoClosea
     }
   }
 
-  /** Bytes of Arrow data that running streams hold on top of the slices (partial batches). */
-  public long streamBytes() {
-    return streamsAllocator.getAllocatedMemory();
-  }
-
-  @Override
-  public void close() {
-    streamsAllocator.close();
-  }
 
 }

@@ -6,7 +6,6 @@ import java.time.Duration;
 import org.apache.arrow.flight.BackpressureStrategy;
 import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.FlightProducer.ServerStreamListener;
-import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.VectorUnloader;
@@ -19,11 +18,9 @@ import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
  * reader's transport is ready, so a slow reader holds back the stream instead of filling memory.
  */
 final class SliceStreamer {
-  private final BufferAllocator streamAllocator;
   private final Duration stallTimeout;
 
-  SliceStreamer(BufferAllocator streamAllocator, Duration stallTimeout) {
-    this.streamAllocator = streamAllocator;
+  SliceStreamer(Duration stallTimeout) {
     this.stallTimeout = stallTimeout;
   }
 
@@ -40,7 +37,8 @@ final class SliceStreamer {
     BackpressureStrategy backpressure = new BackpressureStrategy.CallbackBackpressureStrategy();
     backpressure.register(listener);
     long sent = 0;
-    try (VectorSchemaRoot root = VectorSchemaRoot.create(slice.schema(), streamAllocator)) {
+    // On the slice's own allocator, loading a batch only adds references to its buffers.
+    try (VectorSchemaRoot root = VectorSchemaRoot.create(slice.schema(), slice.allocator())) {
       VectorLoader loader = new VectorLoader(root);
       listener.setUseZeroCopy(true);
       listener.start(root);
@@ -80,7 +78,7 @@ final class SliceStreamer {
       long to) {
     int lo = (int) Math.max(0, from);
     int hi = (int) Math.min(batch.getLength(), to);
-    try (VectorSchemaRoot whole = VectorSchemaRoot.create(slice.schema(), streamAllocator)) {
+    try (VectorSchemaRoot whole = VectorSchemaRoot.create(slice.schema(), slice.allocator())) {
       new VectorLoader(whole).load(batch);
       try (VectorSchemaRoot part = whole.slice(lo, hi - lo);
           ArrowRecordBatch partBatch = new VectorUnloader(part).getRecordBatch()) {

@@ -1,0 +1,71 @@
+package io.floe.testing;
+
+import io.floe.dataset.DatasetSpec;
+import io.floe.iceberg.ScanPlan;
+import io.floe.iceberg.SlicePlanner;
+import io.floe.iceberg.TableOpener;
+import io.floe.slice.AllocatorReaper;
+import io.floe.slice.LoadedSlice;
+import io.floe.slice.SliceLoader;
+import io.floe.slice.SliceSpec;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorLoader;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.SchemaParser;
+import org.apache.iceberg.data.Record;
+
+/** Plans a dataset, loads every slice as a node would, and reads the batches back as records. */
+public final class SliceReads implements AutoCloseable {
+  private final TableOpener tables;
+  private final SlicePlanner planner;
+  private final SliceLoader loader;
+  private final BufferAllocator allocator;
+  private final AllocatorReaper reaper = new AllocatorReaper();
+
+  public SliceReads(TableOpener tables, BufferAllocator allocator, long sliceTargetBytes) {
+    this.tables = tables;
+    this.allocator = allocator;
+    this.planner = new SlicePlanner(sliceTargetBytes);
+    this.loader = new SliceLoader(allocator, tables.io(), reaper);
+  }
+
+  public ScanPlan plan(DatasetSpec spec) {
+    return planner.plan(tables.open(spec.table()), spec, 1);
+  }
+
+  /** The served rows in global (plan) order; every slice is released before returning. */
+  public List<Record> readAll(DatasetSpec spec) {
+    ScanPlan plan = plan(spec);
+    List<Record> rows = new ArrayList<>();
+    for (SliceSpec sliceSpec : plan.slices()) {
+      LoadedSlice slice = loader.load(sliceSpec);
+      try {
+        rows.addAll(read(slice, SchemaParser.fromJson(sliceSpec.requestedSchemaJson())));
+      } finally {
+        slice.release();
+      }
+    }
+    return rows;
+  }
+
+  public List<Record> read(LoadedSlice slice, Schema schema) {
+    List<Record> rows = new ArrayList<>();
+    try (VectorSchemaRoot root = VectorSchemaRoot.create(slice.schema(), allocator)) {
+      VectorLoader vectorLoader = new VectorLoader(root);
+      for (ArrowRecordBatch batch : slice.batches()) {
+        vectorLoader.load(batch);
+        rows.addAll(ArrowRecords.read(root, schema));
+      }
+    }
+    return rows;
+  }
+
+  @Override
+  public void close() {
+    reaper.close();
+  }
+}

@@ -1,0 +1,204 @@
+package io.floe.node;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.floe.client.FloeClient;
+import io.floe.dataset.DatasetSpec;
+import io.floe.protocol.LoadRequest;
+import io.floe.testing.IcebergTestTables;
+import io.floe.testing.TestRows;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import org.apache.arrow.flight.Action;
+import org.apache.arrow.flight.FlightClient;
+import org.apache.arrow.flight.FlightDescriptor;
+import org.apache.arrow.flight.FlightRuntimeException;
+import org.apache.arrow.flight.FlightStatusCode;
+import org.apache.arrow.flight.FlightStream;
+import org.apache.arrow.flight.Ticket;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Every bad input gets the matching Flight status and a message naming what was wrong, and the
+ * node goes on serving a good dataset afterwards with all of its rows.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class BadInputTest {
+  private FloeNode node;
+  private BufferAllocator allocator;
+  private FloeClient client;
+  private FlightClient raw;
+  private IcebergTestTables.TestTable table;
+  private Path dir;
+
+  @BeforeAll
+  void start(@TempDir Path tempDir) {
+    dir = tempDir;
+    table =
+        IcebergTestTables.in(dir)
+            .create("events", TestRows.EVENTS)
+            .appendFiles(2, 1_000, TestRows.events(2));
+    node = TestNodes.start();
+    allocator = new RootAllocator();
+    client = FloeClient.connect(allocator, node.location());
+    raw = FlightClient.builder(allocator, node.location()).build();
+    client.load(new LoadRequest(DatasetSpec.of("good", table.metadataLocation()), true));
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    raw.close();
+    client.close();
+    allocator.close();
+    node.close();
+  }
+
+  private static void assertStatus(
+      ThrowingCallable call, FlightStatusCode code, String... messageParts) {
+    assertThatThrownBy(call)
+        .isInstanceOfSatisfying(
+            FlightRuntimeException.class,
+            e -> {
+              assertThat(e.status().code()).as(e.getMessage()).isEqualTo(code);
+              for (String part : messageParts) {
+                assertThat(e.status().description()).contains(part);
+              }
+            });
+  }
+
+  private void action(String type, String body) {
+    raw.doAction(new Action(type, body.getBytes(StandardCharsets.UTF_8))).forEachRemaining(r -> {});
+  }
+
+  @Test
+  void malformedJsonIsInvalidArgument() {
+    assertStatus(() -> action("load", "{not json"), FlightStatusCode.INVALID_ARGUMENT, "Malformed");
+    assertStatus(
+        () -> action("load", "{\"name\": \"x\"}"),
+        FlightStatusCode.INVALID_ARGUMENT,
+        "Missing field 'table'");
+    assertStatus(
+        () -> action("load", "{\"name\": \"x\", \"table\": \"/t\", \"colums\": []}"),
+        FlightStatusCode.INVALID_ARGUMENT,
+        "Unknown field 'colums'");
+    assertStatus(
+        () -> action("load", "{\"name\": \"x\", \"table\": \"/t\", \"batch_rows\": 0}"),
+        FlightStatusCode.INVALID_ARGUMENT,
+        "batch_rows");
+    assertStatus(
+        () -> action("frobnicate", "{}"), FlightStatusCode.INVALID_ARGUMENT, "Unknown action");
+    assertStatus(
+        () -> raw.getInfo(FlightDescriptor.command("[1,2]".getBytes(StandardCharsets.UTF_8))),
+        FlightStatusCode.INVALID_ARGUMENT,
+        "expected a JSON object");
+  }
+
+  @Test
+  void unknownDatasetIsNotFound() {
+    assertStatus(() -> client.plan("nope", 0, 1), FlightStatusCode.NOT_FOUND, "nope");
+    assertStatus(() -> client.drop("nope"), FlightStatusCode.NOT_FOUND, "nope");
+    assertThat(client.status("nope").path("state").asText()).isEqualTo("ABSENT");
+  }
+
+  @Test
+  void shardIndexOutOfRangeIsInvalidArgument() {
+    assertStatus(
+        () -> info("{\"dataset\": \"good\", \"shard_index\": 2, \"shard_count\": 2}"),
+        FlightStatusCode.INVALID_ARGUMENT,
+        "shard_index: 2");
+    assertStatus(
+        () -> info("{\"dataset\": \"good\", \"shard_index\": 0, \"shard_count\": 0}"),
+        FlightStatusCode.INVALID_ARGUMENT,
+        "shard_count: 0");
+  }
+
+  @Test
+  void missingTableIsNotFound() {
+    String missing = dir.resolve("no-such-table").toString();
+    assertStatus(
+        () -> client.load(new LoadRequest(DatasetSpec.of("missing", missing), false)),
+        FlightStatusCode.NOT_FOUND,
+        "no-such-table");
+  }
+
+  @Test
+  void badColumnsAndFiltersAreInvalidArgument() {
+    assertStatus(
+        () ->
+            client.load(
+                new LoadRequest(
+                    DatasetSpec.of("cols", table.metadataLocation())
+                        .withColumns(List.of("id", "colour")),
+                    false)),
+        FlightStatusCode.INVALID_ARGUMENT,
+        "Unknown column 'colour'");
+    assertStatus(
+        () ->
+            client.load(
+                new LoadRequest(
+                    DatasetSpec.of("filt", table.metadataLocation()).withFilter("amount >= "),
+                    false)),
+        FlightStatusCode.INVALID_ARGUMENT,
+        "position");
+    assertStatus(
+        () ->
+            client.load(
+                new LoadRequest(
+                    DatasetSpec.of("snap", table.metadataLocation()).withSnapshotId(42L), false)),
+        FlightStatusCode.INVALID_ARGUMENT,
+        "no snapshot 42");
+  }
+
+  @Test
+  void sameNameWithOtherSettingsIsAlreadyExists() {
+    assertStatus(
+        () ->
+            client.load(
+                new LoadRequest(
+                    DatasetSpec.of("good", table.metadataLocation()).withBatchRows(7), false)),
+        FlightStatusCode.ALREADY_EXISTS,
+        "already loaded");
+  }
+
+  @Test
+  void forgedOrAlteredTicketsAreRejected() {
+    assertStatus(
+        () -> drain(new Ticket("garbage".getBytes(StandardCharsets.UTF_8))),
+        FlightStatusCode.INVALID_ARGUMENT,
+        "ticket");
+    String noSuchSlice = "{\"dataset\":\"good\",\"slice\":\"good/1/999\",\"from\":0,\"to\":1}";
+    assertStatus(
+        () -> drain(new Ticket(noSuchSlice.getBytes(StandardCharsets.UTF_8))),
+        FlightStatusCode.NOT_FOUND,
+        "good/1/999");
+  }
+
+  @Test
+  void nodeKeepsServingAfterBadInput() {
+    malformedJsonIsInvalidArgument();
+    forgedOrAlteredTicketsAreRejected();
+    long rows = client.read(client.plan("good", 0, 1), root -> {});
+    assertThat(rows).isEqualTo(2_000);
+  }
+
+  private void info(String command) {
+    raw.getInfo(FlightDescriptor.command(command.getBytes(StandardCharsets.UTF_8)));
+  }
+
+  private void drain(Ticket ticket) throws Exception {
+    try (FlightStream stream = raw.getStream(ticket)) {
+      while (stream.next()) {
+        // consume
+      }
+    }
+  }
+}

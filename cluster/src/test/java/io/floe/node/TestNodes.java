@@ -1,0 +1,28 @@
+package io.floe.node;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+
+/** Starts single data nodes on 127.0.0.1 with free ports, for tests. */
+final class TestNodes {
+  private TestNodes() {}
+
+  static FloeNode start(String overrides) {
+    Config config =
+        ConfigFactory.parseString(overrides)
+            .withFallback(
+                ConfigFactory.parseString(
+                    "floe.flight.port = 0\n"
+                        + "floe.flight.bind-host = 127.0.0.1\n"
+                        + "floe.load.slice-target-size = 16KiB\n"
+                        + "floe.load.threads = 2\n"
+                        + "pekko.remote.artery.canonical.hostname = 127.0.0.1\n"
+                        + "pekko.remote.artery.canonical.port = 0\n"))
+            .withFallback(ConfigFactory.load());
+    return FloeNode.start(config);
+  }
+
+  static FloeNode start() {
+    return start("");
+  }
+}
