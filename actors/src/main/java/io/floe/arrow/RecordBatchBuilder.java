@@ -21,6 +21,7 @@ public final class RecordBatchBuilder implements AutoCloseable {
   private ValueWriters.StructWriter writer;
   private final int batchRows;
   private int rows;
+  private boolean cleared;
 
   /**
    * @param requested the columns the batches hold
@@ -35,8 +36,13 @@ public final class RecordBatchBuilder implements AutoCloseable {
     this.root = VectorSchemaRoot.create(ArrowSchemas.fromIceberg(requested), allocator);
     this.batchRows = batchRows;
     this.requested = requested;
-    this.writer = ValueWriters.struct(root.getFieldVectors(), requested.asStruct(), source);
-    allocate();
+    try {
+      this.writer = ValueWriters.struct(root.getFieldVectors(), requested.asStruct(), source);
+      allocate();
+    } catch (RuntimeException e) {
+      root.close(); // over the memory limit already: give back what the first vectors took
+      throw e;
+    }
   }
 
   /**
@@ -58,6 +64,10 @@ public final class RecordBatchBuilder implements AutoCloseable {
 
   /** Adds a record; answers true when the batch is full and should be {@link #finish() cut}. */
   public boolean add(StructLike record) {
+    if (cleared) {
+      allocate();
+      cleared = false;
+    }
     writer.write(rows, record);
     rows++;
     return rows >= batchRows;
@@ -67,13 +77,16 @@ public final class RecordBatchBuilder implements AutoCloseable {
     return rows;
   }
 
-  /** Cuts the rows added so far into a batch the caller owns, and starts an empty one. */
+  /**
+   * Cuts the rows added so far into a batch the caller owns. It allocates nothing, so a batch once
+   * cut always reaches the caller; the next {@link #add} allocates fresh vectors.
+   */
   public ArrowRecordBatch finish() {
     root.setRowCount(rows);
     ArrowRecordBatch batch = new VectorUnloader(root).getRecordBatch();
     root.clear();
     rows = 0;
-    allocate();
+    cleared = true;
     return batch;
   }
 

@@ -33,7 +33,7 @@ import org.apache.iceberg.util.SnapshotUtil;
  * split, so each slice decodes independently and a slice count follows the data, not the nodes.
  */
 public final class SlicePlanner {
-  public static final long SLICE_TARGET_BYTES_DEFAULT = 64L * 1024 * 1024;
+  public static final long SLICE_TARGET_BYTES_DEFAULT = 16L * 1024 * 1024;
 
   private final long sliceTargetBytes;
 

@@ -100,7 +100,7 @@ public final class NodeResources implements AutoCloseable {
     tables.close();
     if (allocator.getAllocatedMemory() != 0) {
       throw new IllegalStateException(
-          "Arrow memory leaked at node shutdown: " + allocator.toVerboseString());
+          "Arrow memory leaked at node shutdown:\n" + AllocatorTree.describe(allocator));
     }
     allocator.close();
   }

@@ -93,12 +93,12 @@ class NotReadyAndMemoryTest {
     IcebergTestTables.TestTable big =
         IcebergTestTables.in(dir)
             .create("big", TestRows.EVENTS)
-            .appendFiles(4, 5_000, TestRows.events(9));
+            .appendFiles(4, 25_000, TestRows.events(9));
     IcebergTestTables.TestTable small =
         IcebergTestTables.in(dir)
             .create("small", TestRows.EVENTS)
             .appendFiles(1, 200, TestRows.events(9));
-    try (FloeNode node = TestNodes.start("floe.memory.limit = 256KiB");
+    try (FloeNode node = TestNodes.start("floe.memory.limit = 1MiB");
         BufferAllocator allocator = new RootAllocator();
         FloeClient client = FloeClient.connect(allocator, node.location())) {
       assertThatThrownBy(
@@ -116,7 +116,10 @@ class NotReadyAndMemoryTest {
       assertThat(status.path("error").path("kind").asText()).isEqualTo("RESOURCE_EXHAUSTED");
       Awaitility.await()
           .untilAsserted(
-              () -> assertThat(node.resources().allocator().getAllocatedMemory()).isZero());
+              () ->
+                  assertThat(node.resources().allocator().getAllocatedMemory())
+                      .as(io.floe.node.AllocatorTree.describe(node.resources().allocator()))
+                      .isZero());
 
       // The node goes on: a dataset that fits loads and reads in full.
       client.load(new LoadRequest(DatasetSpec.of("small", small.metadataLocation()), true));

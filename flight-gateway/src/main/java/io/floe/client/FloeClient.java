@@ -30,6 +30,7 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  */
 public final class FloeClient implements AutoCloseable {
   private static final ObjectMapper MAPPER = new ObjectMapper();
+  private static final int FLOW_CONTROL_WINDOW = 32 * 1024 * 1024;
 
   private final BufferAllocator allocator;
   private final Location entry;
@@ -46,7 +47,26 @@ public final class FloeClient implements AutoCloseable {
   }
 
   private FlightClient client(Location location) {
-    return clients.computeIfAbsent(location, l -> FlightClient.builder(allocator, l).build());
+    return clients.computeIfAbsent(location, this::open);
+  }
+
+  /**
+   * gRPC's default 1 MiB receive window makes a multi-megabyte batch wait for several window
+   * updates per message; a larger window lets one stream run at memory speed.
+   */
+  private FlightClient open(Location location) {
+    java.net.URI uri = location.getUri();
+    if (!"grpc+tcp".equals(uri.getScheme()) && !"grpc".equals(uri.getScheme())) {
+      return FlightClient.builder(allocator, location).build();
+    }
+    io.grpc.ManagedChannel channel =
+        io.grpc.netty.NettyChannelBuilder.forAddress(uri.getHost(), uri.getPort())
+            .usePlaintext()
+            .directExecutor()
+            .flowControlWindow(FLOW_CONTROL_WINDOW)
+            .maxInboundMessageSize(Integer.MAX_VALUE)
+            .build();
+    return org.apache.arrow.flight.FlightGrpcUtils.createFlightClient(allocator, channel);
   }
 
   /** Loads a dataset; answers its status JSON (READY or FAILED with {@code wait}). */

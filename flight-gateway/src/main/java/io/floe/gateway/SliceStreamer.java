@@ -18,6 +18,12 @@ import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
  * reader's transport is ready, so a slow reader holds back the stream instead of filling memory.
  */
 final class SliceStreamer {
+  /**
+   * gRPC delivers the transport's "ready again" callback late or not at all while the producer
+   * thread is blocked (seen here with Flight Java 19), so the wait re-checks readiness this often
+   * instead of trusting the callback alone.
+   */
+  private static final long READY_POLL_MILLIS = 1;
   private final Duration stallTimeout;
 
   SliceStreamer(Duration stallTimeout) {
@@ -90,7 +96,7 @@ final class SliceStreamer {
   private boolean awaitReady(BackpressureStrategy backpressure) {
     long deadline = System.nanoTime() + stallTimeout.toNanos();
     while (true) {
-      BackpressureStrategy.WaitResult result = backpressure.waitForListener(1_000);
+      BackpressureStrategy.WaitResult result = backpressure.waitForListener(READY_POLL_MILLIS);
       switch (result) {
         case READY:
           return true;
