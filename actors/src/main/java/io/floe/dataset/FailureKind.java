@@ -16,6 +16,8 @@ public enum FailureKind {
   ALREADY_EXISTS,
   /** The table, a metadata file or a data file is not there. */
   NOT_FOUND,
+  /** The object store refused the node's credentials for the table's files. */
+  STORAGE_ACCESS_DENIED,
   /** The node's Arrow memory limit cannot hold the data. */
   RESOURCE_EXHAUSTED,
   /** Anything else: a bug or an unreadable file. */
@@ -25,6 +27,9 @@ public enum FailureKind {
     for (Throwable t = error; t != null; t = t.getCause()) {
       if (t instanceof OutOfMemoryException || t instanceof OutOfMemoryError) {
         return RESOURCE_EXHAUSTED;
+      }
+      if (t instanceof java.nio.file.AccessDeniedException) {
+        return STORAGE_ACCESS_DENIED;
       }
       if (t instanceof NotFoundException
           || t instanceof NoSuchTableException

@@ -27,6 +27,8 @@ public final class FlightErrors {
         return CallStatus.NOT_FOUND;
       case RESOURCE_EXHAUSTED:
         return CallStatus.RESOURCE_EXHAUSTED;
+      case STORAGE_ACCESS_DENIED:
+        return CallStatus.UNAUTHORIZED;
       default:
         return CallStatus.INTERNAL;
     }
