@@ -14,8 +14,9 @@ import org.apache.iceberg.types.Types;
 
 /**
  * Maps Iceberg schemas to the Arrow schemas Floe serves. Every Iceberg primitive has an Arrow
- * counterpart; struct, list and map nest. Variant and the geospatial types have no agreed Arrow form
- * yet and are rejected with the column's path, so a load fails at planning rather than mid-stream.
+ * counterpart; struct, list and map nest. Variant and the geospatial types have no agreed Arrow
+ * form yet and are rejected with the column's path, so a load fails at planning rather than
+ * mid-stream.
  */
 public final class ArrowSchemas {
   /** Field metadata key carrying the Iceberg field id, so clients can map columns back. */
@@ -71,9 +72,7 @@ public final class ArrowSchemas {
                   "value", map.isValueOptional(), map.valueType(), path + ".value", map.valueId());
           Field entries =
               new Field(
-                  "entries",
-                  FieldType.notNullable(ArrowType.Struct.INSTANCE),
-                  List.of(key, value));
+                  "entries", FieldType.notNullable(ArrowType.Struct.INSTANCE), List.of(key, value));
           return new Field(
               name,
               new FieldType(nullable, new ArrowType.Map(false), null, metadata),

@@ -21,7 +21,8 @@ public final class BatchPacker {
    * Answers packed copies of {@code batches} whose buffers all live in one buffer from {@code
    * target}. The caller still owns (and must close) the input batches.
    */
-  public static List<ArrowRecordBatch> pack(List<ArrowRecordBatch> batches, BufferAllocator target) {
+  public static List<ArrowRecordBatch> pack(
+      List<ArrowRecordBatch> batches, BufferAllocator target) {
     long total = 0;
     for (ArrowRecordBatch batch : batches) {
       for (ArrowBuf buffer : batch.getBuffers()) {

@@ -43,7 +43,8 @@ import org.apache.iceberg.types.Types;
  * carry extra fields that only the row filter or delete filter needed.
  */
 final class ValueWriters {
-  private static final OffsetDateTime EPOCH = OffsetDateTime.of(1970, 1, 1, 0, 0, 0, 0, ZoneOffset.UTC);
+  private static final OffsetDateTime EPOCH =
+      OffsetDateTime.of(1970, 1, 1, 0, 0, 0, 0, ZoneOffset.UTC);
 
   private ValueWriters() {}
 
@@ -56,7 +57,8 @@ final class ValueWriters {
     for (int i = 0; i < writers.length; i++) {
       Types.NestedField field = fields.get(i);
       positions[i] = position(source, field.fieldId());
-      writers[i] = forVector(vectors.get(i), field.type(), source.fields().get(positions[i]).type());
+      writers[i] =
+          forVector(vectors.get(i), field.type(), source.fields().get(positions[i]).type());
     }
     return new StructWriter(writers, positions);
   }
@@ -198,7 +200,8 @@ final class ValueWriters {
         else tz.setSafe(i, unit.between(EPOCH, (OffsetDateTime) v));
       };
     }
-    org.apache.arrow.vector.TimeStampVector local = (org.apache.arrow.vector.TimeStampVector) vector;
+    org.apache.arrow.vector.TimeStampVector local =
+        (org.apache.arrow.vector.TimeStampVector) vector;
     assert local instanceof TimeStampMicroVector || local instanceof TimeStampNanoVector;
     return (i, v) -> {
       if (v == null) local.setNull(i);
@@ -220,7 +223,8 @@ final class ValueWriters {
     };
   }
 
-  private static ValueWriter list(ListVector vector, Types.ListType requested, Types.ListType source) {
+  private static ValueWriter list(
+      ListVector vector, Types.ListType requested, Types.ListType source) {
     ValueWriter element =
         forVector(vector.getDataVector(), requested.elementType(), source.elementType());
     return (i, v) -> {

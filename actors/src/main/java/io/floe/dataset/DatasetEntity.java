@@ -36,7 +36,8 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
       EntityTypeKey.create(Command.class, "floe-dataset");
 
   /** Every loaded dataset entity, cluster-wide, for {@code list}. */
-  public static final ServiceKey<Command> LOADED = ServiceKey.create(Command.class, "floe-datasets");
+  public static final ServiceKey<Command> LOADED =
+      ServiceKey.create(Command.class, "floe-datasets");
 
   /** Messages a dataset entity takes. */
   public sealed interface Command extends CborSerializable {}
@@ -121,7 +122,8 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
               "Dataset '%s' is already loaded from '%s' with other settings;"
                   + " drop it first or choose another name",
               name, spec.table());
-      load.replyTo().tell(new LoadReply(status(), new Failure(FailureKind.ALREADY_EXISTS, message)));
+      load.replyTo()
+          .tell(new LoadReply(status(), new Failure(FailureKind.ALREADY_EXISTS, message)));
       return this;
     }
     if (load.untilReady() && (state == DatasetState.PLANNING || state == DatasetState.LOADING)) {
@@ -171,7 +173,10 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     getContext()
         .getLog()
         .info("Dataset '{}': snapshot {}, {} slices", name, plan.snapshotId(), slices.size());
-    getContext().getSystem().receptionist().tell(Receptionist.register(LOADED, getContext().getSelf()));
+    getContext()
+        .getSystem()
+        .receptionist()
+        .tell(Receptionist.register(LOADED, getContext().getSelf()));
     reply(waitingForPlan);
     dispatchLoads();
     readyIfComplete();
@@ -324,5 +329,4 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
         failure,
         secondsToReady);
   }
-
 }

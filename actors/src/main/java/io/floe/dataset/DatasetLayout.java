@@ -48,7 +48,9 @@ public record DatasetLayout(
     return new long[] {total * index / count, total * (index + 1) / count};
   }
 
-  /** The slice parts covering global rows {@code [from, to)}, in order; empty slices are skipped. */
+  /**
+   * The slice parts covering global rows {@code [from, to)}, in order; empty slices are skipped.
+   */
   public List<SlicePart> parts(long from, long to) {
     Preconditions.checkArgument(
         0 <= from && from <= to && to <= rows(),

@@ -62,7 +62,8 @@ public final class SliceRecords {
     }
     Schema filterColumns =
         TypeUtil.select(
-            task.schema(), org.apache.iceberg.expressions.Binder.boundReferences(
+            task.schema(),
+            org.apache.iceberg.expressions.Binder.boundReferences(
                 task.schema().asStruct(), List.of(filter), true));
     return TypeUtil.join(requested, filterColumns);
   }

@@ -13,10 +13,10 @@ import org.apache.iceberg.io.InputFile;
 import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
 
 /**
- * Opens read-only Iceberg tables straight from their metadata, with no catalog: either the
- * location of a {@code *.metadata.json} file, or a table directory whose {@code
- * metadata/version-hint.text} names the current version (as Hadoop tables keep it). One FileIO
- * serves every table on the node; it is closed with the opener.
+ * Opens read-only Iceberg tables straight from their metadata, with no catalog: either the location
+ * of a {@code *.metadata.json} file, or a table directory whose {@code metadata/version-hint.text}
+ * names the current version (as Hadoop tables keep it). One FileIO serves every table on the node;
+ * it is closed with the opener.
  */
 public final class TableOpener implements AutoCloseable {
   private final HadoopFileIO io;

@@ -22,8 +22,10 @@ import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
  * root allocator, which fails loudly if any slice memory was not returned.
  */
 public final class NodeResources implements AutoCloseable {
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(NodeResources.class);
-  public static final int LOAD_THREADS_DEFAULT = Math.max(1, Runtime.getRuntime().availableProcessors());
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(NodeResources.class);
+  public static final int LOAD_THREADS_DEFAULT =
+      Math.max(1, Runtime.getRuntime().availableProcessors());
   public static final int LOADS_PER_DATASET_DEFAULT = 4;
 
   private final BufferAllocator allocator;
@@ -94,7 +96,8 @@ public final class NodeResources implements AutoCloseable {
     }
     sliceStore.slices().forEach(slice -> slice.release());
     if (!reaper.awaitDrained(java.time.Duration.ofSeconds(30))) {
-      LOG.warn("Slice memory still held by the transport at shutdown: {} bytes", reaper.pendingBytes());
+      LOG.warn(
+          "Slice memory still held by the transport at shutdown: {} bytes", reaper.pendingBytes());
     }
     reaper.close();
     tables.close();

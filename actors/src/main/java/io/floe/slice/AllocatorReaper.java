@@ -13,9 +13,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Closes slice allocators once their memory is really back. Flight writes batches without copying,
  * so the transport may still hold a released slice's buffers until the socket has taken them;
- * closing the allocator before that would fail and strand the memory. The reaper polls each
- * pending allocator and closes it when it has drained. A node waits for it before closing its
- * root allocator.
+ * closing the allocator before that would fail and strand the memory. The reaper polls each pending
+ * allocator and closes it when it has drained. A node waits for it before closing its root
+ * allocator.
  */
 public final class AllocatorReaper implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(AllocatorReaper.class);

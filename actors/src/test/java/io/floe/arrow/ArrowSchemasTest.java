@@ -61,7 +61,8 @@ class ArrowSchemasTest {
             ArrowType.Null.INSTANCE);
     assertThat(arrow.getFields().get(0).isNullable()).isFalse();
     assertThat(arrow.getFields().get(1).isNullable()).isTrue();
-    assertThat(arrow.getFields().get(2).getMetadata()).containsEntry(ArrowSchemas.FIELD_ID_KEY, "3");
+    assertThat(arrow.getFields().get(2).getMetadata())
+        .containsEntry(ArrowSchemas.FIELD_ID_KEY, "3");
   }
 
   @Test
@@ -93,9 +94,7 @@ class ArrowSchemasTest {
         new org.apache.iceberg.Schema(
             required(1, "id", Types.LongType.get()),
             optional(
-                2,
-                "meta",
-                Types.StructType.of(optional(3, "payload", Types.VariantType.get()))));
+                2, "meta", Types.StructType.of(optional(3, "payload", Types.VariantType.get()))));
 
     assertThatThrownBy(() -> ArrowSchemas.fromIceberg(iceberg))
         .isInstanceOf(UnsupportedColumnException.class)

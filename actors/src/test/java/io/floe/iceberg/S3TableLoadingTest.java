@@ -47,8 +47,7 @@ class S3TableLoadingTest {
       try (TableOpener tables = new TableOpener(storage);
           SliceReads reads = new SliceReads(tables, allocator, 1)) {
         DatasetSpec spec = DatasetSpec.of("s3", table.metadataLocation());
-        assertSameRows(
-            sortedById(reads.readAll(spec)), sortedById(readAllGeneric(table.table())));
+        assertSameRows(sortedById(reads.readAll(spec)), sortedById(readAllGeneric(table.table())));
         assertThat(reads.plan(spec).slices().size()).isGreaterThan(2);
         // A table directory (no metadata file named) resolves through version-hint.text.
         assertThat(reads.readAll(DatasetSpec.of("s3", table.location()))).hasSize(2_400);

@@ -66,8 +66,7 @@ class SliceLoadingTest {
         IcebergTestTables.in(dir)
             .create("events", TestRows.EVENTS)
             .appendFiles(2, 5_000, TestRows.events(3));
-    int rowGroups =
-        table.dataFiles().stream().mapToInt(table::rowGroupCount).sum();
+    int rowGroups = table.dataFiles().stream().mapToInt(table::rowGroupCount).sum();
     assertThat(rowGroups).as("row groups written").isGreaterThan(2);
 
     ScanPlan plan = reads.plan(DatasetSpec.of("events", table.metadataLocation()));
@@ -100,8 +99,7 @@ class SliceLoadingTest {
   void projectionAndFilterMatchGenericRead() {
     IcebergTestTables.TestTable table =
         IcebergTestTables.in(dir)
-            .create(
-                "partitioned", TestRows.EVENTS, TestRows.EVENTS_BY_CATEGORY_AND_DAY)
+            .create("partitioned", TestRows.EVENTS, TestRows.EVENTS_BY_CATEGORY_AND_DAY)
             .appendFiles(4, 1_500, TestRows.events(5));
     DatasetSpec spec =
         DatasetSpec.of("p", table.metadataLocation())

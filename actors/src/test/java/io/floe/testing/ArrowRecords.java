@@ -3,7 +3,6 @@ package io.floe.testing;
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;
 import java.time.LocalDate;
-import java.time.LocalDateTime;
 import java.time.LocalTime;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -88,7 +87,8 @@ public final class ArrowRecords {
             ? instant
             : instant.toLocalDateTime();
       case STRING:
-        return new String(((VarCharVector) vector).get(row), java.nio.charset.StandardCharsets.UTF_8);
+        return new String(
+            ((VarCharVector) vector).get(row), java.nio.charset.StandardCharsets.UTF_8);
       case BINARY:
         return ByteBuffer.wrap(((VarBinaryVector) vector).get(row));
       case UUID:

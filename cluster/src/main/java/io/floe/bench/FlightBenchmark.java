@@ -1,5 +1,6 @@
 package io.floe.bench;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.floe.client.FloeClient;
@@ -7,7 +8,6 @@ import io.floe.dataset.DatasetSpec;
 import io.floe.demo.SampleTable;
 import io.floe.node.FloeNode;
 import io.floe.protocol.LoadRequest;
-import com.fasterxml.jackson.databind.JsonNode;
 import java.nio.file.Path;
 import org.apache.arrow.flight.FlightInfo;
 import org.apache.arrow.memory.BufferAllocator;
@@ -91,14 +91,18 @@ public final class FlightBenchmark {
         bestFlight = Math.max(bestFlight, flight);
         bestDecode = Math.max(bestDecode, decode);
       }
-      System.out.printf("dataset: %,d rows, %,d bytes of Arrow (Parquet files: %s)%n",
+      System.out.printf(
+          "dataset: %,d rows, %,d bytes of Arrow (Parquet files: %s)%n",
           status.path("rows").asLong(), arrowBytes, dir);
-      System.out.printf("(a) one DoGet stream over loopback: %.0f MB/s (%,d bytes per epoch)%n",
+      System.out.printf(
+          "(a) one DoGet stream over loopback: %.0f MB/s (%,d bytes per epoch)%n",
           bestFlight / 1e6, served);
-      System.out.printf("(b) direct Parquet->Arrow decode, one thread: %.0f MB/s (%,d bytes)%n",
+      System.out.printf(
+          "(b) direct Parquet->Arrow decode, one thread: %.0f MB/s (%,d bytes)%n",
           bestDecode / 1e6, decoded);
       System.out.printf("(c) ratio DoGet / direct decode: %.2fx%n", bestFlight / bestDecode);
-      System.out.printf("memory held per byte of Arrow data served: %.3f (%,d held / %,d served)%n",
+      System.out.printf(
+          "memory held per byte of Arrow data served: %.3f (%,d held / %,d served)%n",
           (double) held / served, held, served);
       client.drop("bench");
     }
@@ -125,5 +129,4 @@ public final class FlightBenchmark {
     }
     return total;
   }
-
 }

@@ -29,15 +29,19 @@ public final class FloeDemo {
     long writeStart = System.nanoTime();
     SampleTable.Result table =
         SampleTable.ensure(
-            options.tableDir(), options.rows(), SampleTable.DEFAULT_FILES, SampleTable.DEFAULT_SEED);
+            options.tableDir(),
+            options.rows(),
+            SampleTable.DEFAULT_FILES,
+            SampleTable.DEFAULT_SEED);
     System.out.printf(
         "  table %s: %,d rows in %s (%.1f s)%n",
         table.created() ? "written" : "found",
-        table.rowCount(), table.metadataLocation(), seconds(writeStart));
+        table.rowCount(),
+        table.metadataLocation(),
+        seconds(writeStart));
 
     Config config =
-        ConfigFactory.parseString(
-                "floe.flight.port = 0\npekko.remote.artery.canonical.port = 0\n")
+        ConfigFactory.parseString("floe.flight.port = 0\npekko.remote.artery.canonical.port = 0\n")
             .withFallback(ConfigFactory.load());
     boolean ok;
     try (FloeNode node = FloeNode.start(config);
@@ -85,7 +89,12 @@ public final class FloeDemo {
               });
       System.out.printf(
           "  shard %d/%d: %,d rows (planned %,d) in %d endpoints, %,d bytes, %.2f s%n",
-          shard, shards, rows, info.getRecords(), info.getEndpoints().size(), bytes[0],
+          shard,
+          shards,
+          rows,
+          info.getRecords(),
+          info.getEndpoints().size(),
+          bytes[0],
           seconds(shardStart));
       totalRows += rows;
       totalBytes += bytes[0];

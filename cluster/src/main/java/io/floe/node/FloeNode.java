@@ -24,10 +24,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A running data node: the actor system in the cluster, the sharded dataset and slice entities,
- * and the Flight server. Closing it (or the actor system's coordinated shutdown, e.g. on SIGTERM)
- * stops taking Flight calls, lets running streams end, stops the entities (freeing their slices),
- * leaves the cluster, and closes the root allocator, which fails loudly if memory leaked.
+ * A running data node: the actor system in the cluster, the sharded dataset and slice entities, and
+ * the Flight server. Closing it (or the actor system's coordinated shutdown, e.g. on SIGTERM) stops
+ * taking Flight calls, lets running streams end, stops the entities (freeing their slices), leaves
+ * the cluster, and closes the root allocator, which fails loudly if memory leaked.
  */
 public final class FloeNode implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FloeNode.class);
@@ -61,14 +61,11 @@ public final class FloeNode implements AutoCloseable {
       ForwardingProducer forwarding = new ForwardingProducer();
       this.flightAllocator =
           resources.allocator().newChildAllocator("flight-server", 0, Long.MAX_VALUE);
-      bound =
-          FlightServer.builder(flightAllocator, bind, forwarding).build().start();
+      bound = FlightServer.builder(flightAllocator, bind, forwarding).build().start();
       gatewaySettings = settings.gateway(bound.getPort());
       this.producer =
           new FloeProducer(
-              new DatasetQueries(system, gatewaySettings),
-              resources.sliceStore(),
-              gatewaySettings);
+              new DatasetQueries(system, gatewaySettings), resources.sliceStore(), gatewaySettings);
       forwarding.delegate(producer);
       this.server = bound;
       this.gateway = gatewaySettings;

@@ -28,8 +28,8 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Every bad input gets the matching Flight status and a message naming what was wrong, and the
- * node goes on serving a good dataset afterwards with all of its rows.
+ * Every bad input gets the matching Flight status and a message naming what was wrong, and the node
+ * goes on serving a good dataset afterwards with all of its rows.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class BadInputTest {

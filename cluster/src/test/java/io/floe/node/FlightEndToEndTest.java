@@ -76,8 +76,9 @@ class FlightEndToEndTest {
         sizes[shard] = rows.size();
         all.addAll(rows);
       }
-      assertThat(java.util.Arrays.stream(sizes).max().getAsLong()
-              - java.util.Arrays.stream(sizes).min().getAsLong())
+      assertThat(
+              java.util.Arrays.stream(sizes).max().getAsLong()
+                  - java.util.Arrays.stream(sizes).min().getAsLong())
           .as("shard sizes differ by at most one row for %d shards", shards)
           .isLessThanOrEqualTo(1);
       Set<Object> ids = new HashSet<>();

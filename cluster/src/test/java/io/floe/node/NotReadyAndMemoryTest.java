@@ -4,23 +4,23 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.google.protobuf.ByteString;
 import io.floe.client.FloeClient;
 import io.floe.dataset.DatasetSpec;
 import io.floe.protocol.LoadRequest;
 import io.floe.testing.IcebergTestTables;
 import io.floe.testing.TestRows;
-import com.google.protobuf.ByteString;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.NettyChannelBuilder;
-import org.apache.arrow.flight.impl.Flight;
-import org.apache.arrow.flight.impl.FlightServiceGrpc;
 import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import org.apache.arrow.flight.FlightRuntimeException;
 import org.apache.arrow.flight.FlightStatusCode;
+import org.apache.arrow.flight.impl.Flight;
+import org.apache.arrow.flight.impl.FlightServiceGrpc;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.awaitility.Awaitility;
@@ -42,10 +42,13 @@ class NotReadyAndMemoryTest {
         BufferAllocator allocator = new RootAllocator();
         FloeClient client = FloeClient.connect(allocator, node.location())) {
       // Occupy the node's only load thread so planning waits for the test, not for time.
-      node.resources().loadExecutor().submit(() -> {
-        release.await();
-        return null;
-      });
+      node.resources()
+          .loadExecutor()
+          .submit(
+              () -> {
+                release.await();
+                return null;
+              });
       CompletableFuture<JsonNode> load =
           CompletableFuture.supplyAsync(
               () ->
@@ -66,7 +69,8 @@ class NotReadyAndMemoryTest {
                 .setType(Flight.FlightDescriptor.DescriptorType.CMD)
                 .setCmd(ByteString.copyFromUtf8("{\"dataset\": \"slow\"}"))
                 .build();
-        assertThatThrownBy(() -> FlightServiceGrpc.newBlockingStub(channel).getFlightInfo(descriptor))
+        assertThatThrownBy(
+                () -> FlightServiceGrpc.newBlockingStub(channel).getFlightInfo(descriptor))
             .isInstanceOfSatisfying(
                 StatusRuntimeException.class,
                 e -> {
@@ -103,8 +107,7 @@ class NotReadyAndMemoryTest {
         FloeClient client = FloeClient.connect(allocator, node.location())) {
       assertThatThrownBy(
               () ->
-                  client.load(
-                      new LoadRequest(DatasetSpec.of("big", big.metadataLocation()), true)))
+                  client.load(new LoadRequest(DatasetSpec.of("big", big.metadataLocation()), true)))
           .isInstanceOfSatisfying(
               FlightRuntimeException.class,
               e -> {

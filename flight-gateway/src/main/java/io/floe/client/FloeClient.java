@@ -24,8 +24,8 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 
 /**
  * A Java reader's handle on a Floe cluster: actions on datasets through any node, and reads that
- * fetch each endpoint from the node its ticket names. Connections to nodes are opened on demand
- * and closed with the client. Server errors surface as {@link
+ * fetch each endpoint from the node its ticket names. Connections to nodes are opened on demand and
+ * closed with the client. Server errors surface as {@link
  * org.apache.arrow.flight.FlightRuntimeException} carrying the server's status and description.
  */
 public final class FloeClient implements AutoCloseable {
@@ -113,7 +113,8 @@ public final class FloeClient implements AutoCloseable {
   public long read(FlightInfo info, Consumer<VectorSchemaRoot> batches) {
     long rows = 0;
     for (FlightEndpoint endpoint : info.getEndpoints()) {
-      Location location = endpoint.getLocations().isEmpty() ? entry : endpoint.getLocations().get(0);
+      Location location =
+          endpoint.getLocations().isEmpty() ? entry : endpoint.getLocations().get(0);
       try (FlightStream stream = client(location).getStream(endpoint.getTicket())) {
         while (stream.next()) {
           VectorSchemaRoot root = stream.getRoot();

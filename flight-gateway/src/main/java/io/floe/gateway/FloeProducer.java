@@ -30,10 +30,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Where every reader request enters a node. Actions and planning ask the dataset entities
- * (wherever they live); {@code DoGet} streams straight from this node's {@link SliceStore}. Every
- * failure leaves as a Flight status naming what was wrong; nothing a request does can take the node
- * down.
+ * Where every reader request enters a node. Actions and planning ask the dataset entities (wherever
+ * they live); {@code DoGet} streams straight from this node's {@link SliceStore}. Every failure
+ * leaves as a Flight status naming what was wrong; nothing a request does can take the node down.
  */
 public final class FloeProducer extends NoOpFlightProducer {
   public static final String LOAD = "load";
@@ -195,9 +194,7 @@ public final class FloeProducer extends NoOpFlightProducer {
     try {
       FloeTicket floeTicket = FloeTicket.parse(ticket);
       try (LoadedSlice.Lease lease =
-          slices
-              .acquire(floeTicket.sliceId())
-              .orElseThrow(() -> notHeld(floeTicket.sliceId()))) {
+          slices.acquire(floeTicket.sliceId()).orElseThrow(() -> notHeld(floeTicket.sliceId()))) {
         long batches =
             new SliceStreamer(settings.stallTimeout()).stream(lease.slice(), floeTicket, listener);
         LOG.debug("Stream {} of {}: {} batches", id, floeTicket.sliceId(), batches);
@@ -211,7 +208,9 @@ public final class FloeProducer extends NoOpFlightProducer {
   private static RuntimeException notHeld(String sliceId) {
     return CallStatus.NOT_FOUND
         .withDescription(
-            "Slice '" + sliceId + "' is not held by this node (dropped or moved); plan the read again")
+            "Slice '"
+                + sliceId
+                + "' is not held by this node (dropped or moved); plan the read again")
         .toRuntimeException();
   }
 
@@ -227,6 +226,4 @@ public final class FloeProducer extends NoOpFlightProducer {
       throw FlightErrors.wrap(e);
     }
   }
-
-
 }

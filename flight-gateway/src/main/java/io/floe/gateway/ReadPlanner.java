@@ -12,8 +12,8 @@ import org.apache.arrow.flight.Location;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
- * Plans a read: maps a shard to its global row range, the range to slice parts, and each part to
- * an endpoint whose ticket names exactly those rows, located at the node that holds the slice.
+ * Plans a read: maps a shard to its global row range, the range to slice parts, and each part to an
+ * endpoint whose ticket names exactly those rows, located at the node that holds the slice.
  */
 final class ReadPlanner {
   private final Location self;

@@ -24,6 +24,7 @@ final class SliceStreamer {
    * instead of trusting the callback alone.
    */
   private static final long READY_POLL_MILLIS = 1;
+
   private final Duration stallTimeout;
 
   SliceStreamer(Duration stallTimeout) {

@@ -84,14 +84,14 @@ final class Fields {
     }
     if (!value.isArray()) {
       throw new IllegalArgumentException(
-          String.format("Field '%s' in %s must be an array of strings, got %s", field, what, value));
+          String.format(
+              "Field '%s' in %s must be an array of strings, got %s", field, what, value));
     }
     List<String> strings = new ArrayList<>();
     for (JsonNode element : value) {
       if (!element.isTextual()) {
         throw new IllegalArgumentException(
-            String.format(
-                "Field '%s' in %s must hold only strings, got %s", field, what, element));
+            String.format("Field '%s' in %s must hold only strings, got %s", field, what, element));
       }
       strings.add(element.asText());
     }

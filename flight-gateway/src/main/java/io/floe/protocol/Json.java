@@ -34,8 +34,7 @@ public final class Json {
     try {
       node = MAPPER.readTree(body);
     } catch (IOException e) {
-      throw new IllegalArgumentException(
-          "Malformed " + what + ": " + firstLine(e.getMessage()), e);
+      throw new IllegalArgumentException("Malformed " + what + ": " + firstLine(e.getMessage()), e);
     }
     if (node == null || !node.isObject()) {
       throw new IllegalArgumentException(
