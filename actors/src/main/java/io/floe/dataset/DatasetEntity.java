@@ -275,7 +275,9 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     }
     List<DatasetLayout.SliceRows> rows = new ArrayList<>(loaded.length);
     for (SliceEntity.Loaded slice : loaded) {
-      rows.add(new DatasetLayout.SliceRows(slice.sliceId(), slice.rows(), slice.bytes()));
+      rows.add(
+          new DatasetLayout.SliceRows(
+              slice.sliceId(), slice.rows(), slice.bytes(), slice.holder()));
     }
     get.replyTo()
         .tell(

@@ -13,11 +13,12 @@ public record DatasetLayout(
     String name, long snapshotId, String arrowSchemaJson, List<SliceRows> slices)
     implements CborSerializable {
 
-  /** One slice: its entity id, rows and Arrow bytes. */
-  public record SliceRows(String sliceId, long rows, long bytes) implements CborSerializable {}
+  /** One slice: its entity id, rows, Arrow bytes, and the Flight location of its holder. */
+  public record SliceRows(String sliceId, long rows, long bytes, String holder)
+      implements CborSerializable {}
 
   /** A part of one slice: rows {@code [from, to)} relative to the slice's first row. */
-  public record SlicePart(String sliceId, long from, long to) {
+  public record SlicePart(String sliceId, long from, long to, String holder) {
     public long rows() {
       return to - from;
     }
@@ -66,7 +67,7 @@ public record DatasetLayout(
       long lo = Math.max(from, start);
       long hi = Math.min(to, end);
       if (lo < hi) {
-        parts.add(new SlicePart(slice.sliceId(), lo - start, hi - start));
+        parts.add(new SlicePart(slice.sliceId(), lo - start, hi - start, slice.holder()));
       }
       start = end;
     }

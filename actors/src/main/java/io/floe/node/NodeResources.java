@@ -36,6 +36,8 @@ public final class NodeResources implements AutoCloseable {
   private final SlicePlanner planner;
   private final ExecutorService loadExecutor;
   private final int loadsPerDataset;
+  private final java.util.concurrent.atomic.AtomicReference<String> advertised =
+      new java.util.concurrent.atomic.AtomicReference<>("unbound");
 
   private NodeResources(Builder builder) {
     this.allocator = new RootAllocator(builder.memoryLimitBytes);
@@ -84,6 +86,15 @@ public final class NodeResources implements AutoCloseable {
 
   public int loadsPerDataset() {
     return loadsPerDataset;
+  }
+
+  /** Where readers reach this node's Flight server (a URI); known once the server is bound. */
+  public String advertisedLocation() {
+    return advertised.get();
+  }
+
+  public void advertise(String location) {
+    advertised.set(location);
   }
 
   @Override

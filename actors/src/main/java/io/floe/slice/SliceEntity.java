@@ -47,7 +47,11 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
     String sliceId();
   }
 
-  public record Loaded(String sliceId, long rows, long bytes) implements LoadResult {}
+  /**
+   * @param holder the Flight location (URI) of the node holding the slice
+   */
+  public record Loaded(String sliceId, long rows, long bytes, String holder)
+      implements LoadResult {}
 
   public record LoadFailed(String sliceId, Failure failure) implements LoadResult {}
 
@@ -115,7 +119,7 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
       getContext()
           .getLog()
           .debug("Slice {} loaded: {} rows, {} bytes", sliceId, slice.rows(), slice.bytes());
-      result = new Loaded(sliceId, slice.rows(), slice.bytes());
+      result = new Loaded(sliceId, slice.rows(), slice.bytes(), resources.advertisedLocation());
     }
     waiting.forEach(ref -> ref.tell(result));
     waiting.clear();

@@ -57,19 +57,23 @@ public final class FloeNode implements AutoCloseable {
       if (config.getStringList("pekko.cluster.seed-nodes").isEmpty()) {
         cluster.manager().tell(Join.create(cluster.selfMember().address()));
       }
-      DatasetEntity.init(system, resources);
-      SliceEntity.init(system, resources);
-
-      FlightServer bound;
-      GatewaySettings gatewaySettings;
+      // Bind Flight first: slices report their holder's location, which needs the bound port
+      // (configured as 0 in tests); requests that arrive before the producer is set get
+      // UNAVAILABLE from the forwarding producer.
       Location bind = Location.forGrpcInsecure(settings.flightBindHost(), settings.flightPort());
-      // The producer needs the advertised port, known only once the server is bound when the
-      // configured port is 0; a forwarding producer breaks that cycle.
       ForwardingProducer forwarding = new ForwardingProducer();
       this.flightAllocator =
           resources.allocator().newChildAllocator("flight-server", 0, Long.MAX_VALUE);
-      bound = FlightServer.builder(flightAllocator, bind, forwarding).build().start();
-      gatewaySettings = settings.gateway(bound.getPort());
+      FlightServer bound =
+          FlightServer.builder(flightAllocator, bind, forwarding)
+              .backpressureThreshold(BACKPRESSURE_THRESHOLD_BYTES)
+              .build()
+              .start();
+      GatewaySettings gatewaySettings = settings.gateway(bound.getPort());
+      resources.advertise(gatewaySettings.advertised().getUri().toString());
+
+      DatasetEntity.init(system, resources);
+      SliceEntity.init(system, resources);
       this.producer =
           new FloeProducer(
               new DatasetQueries(system, gatewaySettings), resources.sliceStore(), gatewaySettings);

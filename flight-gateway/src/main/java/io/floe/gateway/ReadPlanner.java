@@ -34,7 +34,7 @@ final class ReadPlanner {
     double bytes = 0;
     for (DatasetLayout.SlicePart part : layout.parts(range[0], range[1])) {
       FloeTicket ticket = new FloeTicket(layout.name(), part.sliceId(), part.from(), part.to());
-      endpoints.add(new FlightEndpoint(ticket.toTicket(), self));
+      endpoints.add(new FlightEndpoint(ticket.toTicket(), holder(part)));
       DatasetLayout.SliceRows slice = slice(layout, part.sliceId());
       bytes += slice.rows() == 0 ? 0 : (double) slice.bytes() * part.rows() / slice.rows();
     }
@@ -43,6 +43,15 @@ final class ReadPlanner {
         .setBytes(Math.round(bytes))
         .setOrdered(true)
         .build();
+  }
+
+  /** The node holding the part, or this node when the holder is unknown. */
+  private Location holder(DatasetLayout.SlicePart part) {
+    try {
+      return new Location(part.holder());
+    } catch (java.net.URISyntaxException | RuntimeException e) {
+      return self;
+    }
   }
 
   private static DatasetLayout.SliceRows slice(DatasetLayout layout, String sliceId) {
