@@ -34,9 +34,9 @@ public final class FloeNode implements AutoCloseable {
   private static final Duration STREAM_DRAIN = Duration.ofSeconds(10);
 
   /**
-   * Bytes a stream may have queued in the transport before it waits for the reader. Flight's
-   * 10 MiB default keeps fewer than two multi-megabyte batches in flight, which stalls the pipe
-   * between batches; the bytes queued are the slice's own (sent without copying), not extra.
+   * Bytes a stream may have queued in the transport before it waits for the reader. Flight's 10 MiB
+   * default keeps fewer than two multi-megabyte batches in flight, which stalls the pipe between
+   * batches; the bytes queued are the slice's own (sent without copying), not extra.
    */
   private static final int BACKPRESSURE_THRESHOLD_BYTES = 64 * 1024 * 1024;
 

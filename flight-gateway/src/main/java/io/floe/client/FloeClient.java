@@ -86,6 +86,11 @@ public final class FloeClient implements AutoCloseable {
     return action("list", new byte[0]);
   }
 
+  /** The cluster's members as the entry node sees them. */
+  public JsonNode cluster() {
+    return action("cluster", new byte[0]);
+  }
+
   private JsonNode action(String type, byte[] body) {
     Iterator<Result> results = client(entry).doAction(new Action(type, body));
     if (!results.hasNext()) {

@@ -27,6 +27,10 @@ public final class DatasetQueries {
     this.settings = settings;
   }
 
+  ActorSystem<?> system() {
+    return system;
+  }
+
   private EntityRef<DatasetEntity.Command> dataset(String name) {
     return sharding.entityRefFor(DatasetEntity.TYPE_KEY, name);
   }

@@ -39,6 +39,7 @@ public final class FloeProducer extends NoOpFlightProducer {
   public static final String STATUS = "status";
   public static final String DROP = "drop";
   public static final String LIST = "list";
+  public static final String CLUSTER = "cluster";
 
   private static final Logger LOG = LoggerFactory.getLogger(FloeProducer.class);
   private static final List<ActionType> ACTIONS =
@@ -46,12 +47,14 @@ public final class FloeProducer extends NoOpFlightProducer {
           new ActionType(LOAD, "Load a dataset from an Iceberg table; body: dataset spec JSON"),
           new ActionType(STATUS, "A dataset's state and size; body: {\"name\": ...}"),
           new ActionType(DROP, "Drop a dataset and free its memory; body: {\"name\": ...}"),
-          new ActionType(LIST, "Every loaded dataset's status"));
+          new ActionType(LIST, "Every loaded dataset's status"),
+          new ActionType(CLUSTER, "The cluster's members as this node sees them"));
 
   private final DatasetQueries datasets;
   private final SliceStore slices;
   private final GatewaySettings settings;
   private final ReadPlanner planner;
+  private final ClusterView clusterView;
   private final AtomicLong streams = new AtomicLong();
 
   public FloeProducer(DatasetQueries datasets, SliceStore slices, GatewaySettings settings) {
@@ -59,6 +62,7 @@ public final class FloeProducer extends NoOpFlightProducer {
     this.slices = slices;
     this.settings = settings;
     this.planner = new ReadPlanner(settings.advertised());
+    this.clusterView = new ClusterView(datasets.system());
   }
 
   @Override
@@ -128,13 +132,16 @@ public final class FloeProducer extends NoOpFlightProducer {
                   all.forEach(status -> array.add(StatusJson.of(status)));
                   return Json.bytes(array);
                 });
+      case CLUSTER:
+        return java.util.concurrent.CompletableFuture.completedFuture(
+            Json.bytes(clusterView.toJson()));
       default:
         throw CallStatus.INVALID_ARGUMENT
             .withDescription(
                 "Unknown action '"
                     + action.getType()
                     + "'; known: "
-                    + String.join(", ", LOAD, STATUS, DROP, LIST))
+                    + String.join(", ", LOAD, STATUS, DROP, LIST, CLUSTER))
             .toRuntimeException();
     }
   }

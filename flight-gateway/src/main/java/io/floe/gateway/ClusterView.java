@@ -1,0 +1,33 @@
+package io.floe.gateway;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.protocol.Json;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.cluster.Member;
+import org.apache.pekko.cluster.typed.Cluster;
+
+/** The cluster's members as this node sees them, for the {@code cluster} action. */
+final class ClusterView {
+  private final Cluster cluster;
+
+  ClusterView(ActorSystem<?> system) {
+    this.cluster = Cluster.get(system);
+  }
+
+  ObjectNode toJson() {
+    ObjectNode node = Json.object();
+    node.put("self", cluster.selfMember().address().toString());
+    ArrayNode members = node.putArray("members");
+    for (Member member : cluster.state().getMembers()) {
+      ObjectNode entry = members.addObject();
+      entry.put("address", member.address().toString());
+      entry.put("status", member.status().toString());
+      ArrayNode roles = entry.putArray("roles");
+      member.getRoles().forEach(roles::add);
+    }
+    ArrayNode unreachable = node.putArray("unreachable");
+    cluster.state().getUnreachable().forEach(m -> unreachable.add(m.address().toString()));
+    return node;
+  }
+}

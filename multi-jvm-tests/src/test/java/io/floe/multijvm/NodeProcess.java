@@ -1,0 +1,120 @@
+package io.floe.multijvm;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.flight.Location;
+
+/**
+ * A data node running as its own JVM on 127.0.0.1, started from the test classpath. Its output goes
+ * to a log file beside the test reports. {@link #close()} stops it (SIGTERM, then SIGKILL after 60
+ * s), so a test never leaves a node behind.
+ */
+final class NodeProcess implements AutoCloseable {
+  private final String name;
+  private final int flightPort;
+  private final int remotePort;
+  private final Path log;
+  private final Process process;
+
+  private NodeProcess(String name, int flightPort, int remotePort, Path log, Process process) {
+    this.name = name;
+    this.flightPort = flightPort;
+    this.remotePort = remotePort;
+    this.log = log;
+    this.process = process;
+  }
+
+  /**
+   * Starts a node that joins the cluster through {@code seedRemotePort}.
+   *
+   * @param settings further -D settings (config path → value)
+   */
+  static NodeProcess start(
+      String name, int remotePort, int seedRemotePort, Map<String, String> settings)
+      throws IOException {
+    int flightPort = freePort();
+    String classpath = System.getProperty("surefire.test.class.path");
+    if (classpath == null) {
+      classpath = System.getProperty("java.class.path");
+    }
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("--add-opens=java.base/java.nio=ALL-UNNAMED");
+    command.add("-Xmx384m");
+    command.add("-XX:MaxDirectMemorySize=1g");
+    command.add("-XX:+UseSerialGC");
+    command.add("-XX:TieredStopAtLevel=1");
+    command.add("-Dfloe.flight.bind-host=127.0.0.1");
+    command.add("-Dfloe.flight.port=" + flightPort);
+    command.add("-Dpekko.remote.artery.canonical.hostname=127.0.0.1");
+    command.add("-Dpekko.remote.artery.canonical.port=" + remotePort);
+    command.add("-Dpekko.cluster.seed-nodes.0=pekko://floe@127.0.0.1:" + seedRemotePort);
+    settings.forEach((key, value) -> command.add("-D" + key + "=" + value));
+    command.add("-cp");
+    command.add(classpath);
+    command.add("io.floe.node.Main");
+    Path logs = Path.of("target", "node-logs");
+    Files.createDirectories(logs);
+    Path log = logs.resolve(name + "-" + System.currentTimeMillis() + ".log");
+    Process process =
+        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    return new NodeProcess(name, flightPort, remotePort, log, process);
+  }
+
+  static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return socket.getLocalPort();
+    }
+  }
+
+  String name() {
+    return name;
+  }
+
+  int remotePort() {
+    return remotePort;
+  }
+
+  Location location() {
+    return Location.forGrpcInsecure("127.0.0.1", flightPort);
+  }
+
+  Path log() {
+    return log;
+  }
+
+  boolean isAlive() {
+    return process.isAlive();
+  }
+
+  /** SIGTERM: the node runs its coordinated shutdown. */
+  void terminate() {
+    process.destroy();
+  }
+
+  /** SIGKILL: the node vanishes without a word. */
+  void kill() {
+    process.destroyForcibly();
+  }
+
+  boolean awaitExit(long seconds) throws InterruptedException {
+    return process.waitFor(seconds, TimeUnit.SECONDS);
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    if (process.isAlive()) {
+      process.destroy();
+      if (!process.waitFor(60, TimeUnit.SECONDS)) {
+        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+      }
+    }
+  }
+}

@@ -1,0 +1,108 @@
+package io.floe.multijvm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.floe.client.FloeClient;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.arrow.memory.BufferAllocator;
+import org.awaitility.Awaitility;
+
+/** Several node processes forming one cluster; closing it stops every node it started. */
+final class TestCluster implements AutoCloseable {
+  static final Duration FORMATION_TIMEOUT = Duration.ofSeconds(90);
+
+  private final List<NodeProcess> nodes = new ArrayList<>();
+  private final int seedRemotePort;
+  private final Map<String, String> settings;
+
+  private TestCluster(int seedRemotePort, Map<String, String> settings) {
+    this.seedRemotePort = seedRemotePort;
+    this.settings = settings;
+  }
+
+  static TestCluster start(int size, Map<String, String> settings) throws Exception {
+    TestCluster cluster = new TestCluster(NodeProcess.freePort(), settings);
+    try {
+      for (int i = 0; i < size; i++) {
+        cluster.add();
+      }
+      return cluster;
+    } catch (Exception | Error e) {
+      cluster.close();
+      throw e;
+    }
+  }
+
+  NodeProcess add() throws IOException {
+    int remotePort = nodes.isEmpty() ? seedRemotePort : NodeProcess.freePort();
+    NodeProcess node =
+        NodeProcess.start("node" + nodes.size(), remotePort, seedRemotePort, settings);
+    nodes.add(node);
+    return node;
+  }
+
+  List<NodeProcess> nodes() {
+    return nodes;
+  }
+
+  NodeProcess node(int i) {
+    return nodes.get(i);
+  }
+
+  /** Waits until {@code via} sees {@code size} members Up and none unreachable. */
+  void awaitMembers(FloeClient via, int size) {
+    Awaitility.await()
+        .atMost(FORMATION_TIMEOUT)
+        .pollInterval(Duration.ofMillis(500))
+        .ignoreExceptions()
+        .until(
+            () -> {
+              JsonNode view = via.cluster();
+              long up = 0;
+              for (JsonNode member : view.path("members")) {
+                if ("Up".equals(member.path("status").asText())) {
+                  up++;
+                }
+              }
+              return up == size && view.path("unreachable").isEmpty();
+            });
+  }
+
+  FloeClient client(BufferAllocator allocator, int node) {
+    return FloeClient.connect(allocator, nodes.get(node).location());
+  }
+
+  /** The tail of every node's log, for failure messages. */
+  String logs() {
+    StringBuilder out = new StringBuilder();
+    for (NodeProcess node : nodes) {
+      out.append("---- ").append(node.name()).append(" (").append(node.log()).append(")\n");
+      try {
+        List<String> lines = Files.readAllLines(node.log());
+        lines
+            .subList(Math.max(0, lines.size() - 40), lines.size())
+            .forEach(l -> out.append(l).append('\n'));
+      } catch (IOException e) {
+        out.append("(unreadable: ").append(e).append(")\n");
+      }
+    }
+    return out.toString();
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    for (NodeProcess node : nodes) {
+      node.terminate();
+    }
+    for (NodeProcess node : nodes) {
+      node.close();
+    }
+    assertThat(nodes).noneMatch(NodeProcess::isAlive);
+  }
+}
