@@ -17,19 +17,32 @@ import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.actor.typed.javadsl.StashBuffer;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
 import org.apache.pekko.actor.typed.receptionist.ServiceKey;
+import org.apache.pekko.cluster.ddata.LWWMap;
+import org.apache.pekko.cluster.ddata.SelfUniqueAddress;
+import org.apache.pekko.cluster.ddata.typed.javadsl.DistributedData;
+import org.apache.pekko.cluster.ddata.typed.javadsl.Replicator;
+import org.apache.pekko.cluster.ddata.typed.javadsl.ReplicatorMessageAdapter;
+import org.apache.pekko.cluster.sharding.typed.ClusterShardingSettings;
 import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
 import org.apache.pekko.cluster.sharding.typed.javadsl.Entity;
+import org.apache.pekko.cluster.sharding.typed.javadsl.EntityContext;
 import org.apache.pekko.cluster.sharding.typed.javadsl.EntityTypeKey;
 
 /**
  * One loaded dataset, placed by cluster sharding under its name. It plans the scan on the load
  * threads, asks its slice entities to load with bounded concurrency, and tracks PLANNING → LOADING
  * k/n → READY (or FAILED with the reason, after releasing every slice it loaded). Once READY it
- * answers the layout (slice row counts, whose prefix sums are the global row index) that the
- * gateway plans reads with. Loaded datasets register with the receptionist so any node can list
- * them.
+ * answers the layout (slice row counts and holders; the prefix sums of the counts are the global
+ * row index) that the gateway plans reads with.
+ *
+ * <p>Surviving nodes that come and go: its record (spec, generation, pinned snapshot) is replicated
+ * in Distributed Data and the entity is remembered, so after its node fails it restarts elsewhere,
+ * re-plans the same slices and gathers them again (LOADING until every slice has answered). A slice
+ * that restarts on another node (rebalance, crash) asks for its spec; the dataset then shows
+ * DEGRADED with that slice missing until it reports loaded from its new holder.
  */
 public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command> {
   public static final EntityTypeKey<Command> TYPE_KEY =
@@ -38,6 +51,8 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
   /** Every loaded dataset entity, cluster-wide, for {@code list}. */
   public static final ServiceKey<Command> LOADED =
       ServiceKey.create(Command.class, "floe-datasets");
+
+  private static final int STASH_CAPACITY = 10_000;
 
   /** Messages a dataset entity takes. */
   public sealed interface Command extends CborSerializable {}
@@ -55,50 +70,141 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
 
   public record Drop(ActorRef<DatasetStatus> replyTo) implements Command {}
 
+  /** From a slice entity that (re)started without a spec: which slice am I, whom do I report to? */
+  public record GetSliceSpec(String sliceId, ActorRef<SliceAssignment> replyTo)
+      implements Command {}
+
+  /** Stop for a hand-off or shutdown; the record stays, so the entity recovers where it lands. */
+  public record Stop() implements Command {}
+
   private record Planned(ScanPlan plan, Throwable failure) implements Command {}
 
   private record SliceReply(SliceEntity.LoadResult result) implements Command {}
 
+  private record RecordRead(DatasetRecord record, boolean failed) implements Command {}
+
+  private record RecordWritten(String outcome) implements Command {}
+
   /** The answer to a load: the status so far, or why the load was refused or failed. */
   public record LoadReply(DatasetStatus status, Failure failure) implements CborSerializable {}
 
-  /** The layout of a READY dataset, or its status when it is not READY. */
+  /** The layout of a READY (or DEGRADED) dataset, or its status when it has none. */
   public record LayoutReply(DatasetLayout layout, DatasetStatus status)
+      implements CborSerializable {}
+
+  /** A slice's spec and where to report its load, or a null spec when the slice is not wanted. */
+  public record SliceAssignment(SliceSpec spec, ActorRef<SliceEntity.LoadResult> reportTo)
       implements CborSerializable {}
 
   public static void init(ActorSystem<?> system, NodeResources resources) {
     ClusterSharding.get(system)
-        .init(Entity.of(TYPE_KEY, ctx -> create(ctx.getEntityId(), resources)));
+        .init(
+            Entity.of(TYPE_KEY, ctx -> create(ctx, resources))
+                .withStopMessage(new Stop())
+                .withSettings(ClusterShardingSettings.create(system).withRememberEntities(true)));
   }
 
-  static Behavior<Command> create(String name, NodeResources resources) {
-    return Behaviors.setup(ctx -> new DatasetEntity(ctx, name, resources));
+  static Behavior<Command> create(EntityContext<Command> entity, NodeResources resources) {
+    return Behaviors.setup(
+        ctx ->
+            Behaviors.withStash(
+                STASH_CAPACITY,
+                stash ->
+                    DistributedData.withReplicatorMessageAdapter(
+                        (ReplicatorMessageAdapter<Command, LWWMap<String, DatasetRecord>>
+                                replicator) ->
+                            recover(ctx, entity, resources, stash, replicator))));
+  }
+
+  /** Reads this dataset's record (if any) before taking messages, stashing them meanwhile. */
+  private static Behavior<Command> recover(
+      ActorContext<Command> ctx,
+      EntityContext<Command> entity,
+      NodeResources resources,
+      StashBuffer<Command> stash,
+      ReplicatorMessageAdapter<Command, LWWMap<String, DatasetRecord>> replicator) {
+    String name = entity.getEntityId();
+    replicator.askGet(
+        askReplyTo ->
+            new Replicator.Get<>(DatasetDirectory.KEY, DatasetDirectory.read(), askReplyTo),
+        response -> {
+          if (response instanceof Replicator.GetSuccess) {
+            LWWMap<String, DatasetRecord> map =
+                ((Replicator.GetSuccess<LWWMap<String, DatasetRecord>>) response)
+                    .get(DatasetDirectory.KEY);
+            return new RecordRead(map.getEntries().get(name), false);
+          }
+          return new RecordRead(null, !(response instanceof Replicator.NotFound));
+        });
+    return Behaviors.receive(Command.class)
+        .onMessage(
+            RecordRead.class,
+            read -> {
+              if (read.failed()) {
+                ctx.getLog()
+                    .warn(
+                        "Dataset '{}': no majority answered for its record; starting empty", name);
+              }
+              DatasetEntity entityBehavior =
+                  new DatasetEntity(ctx, entity, resources, replicator, read.record());
+              return stash.unstashAll(entityBehavior);
+            })
+        .onMessage(
+            Command.class,
+            message -> {
+              stash.stash(message);
+              return Behaviors.same();
+            })
+        .build();
   }
 
   private final String name;
+  private final EntityContext<Command> entity;
   private final NodeResources resources;
+  private final ReplicatorMessageAdapter<Command, LWWMap<String, DatasetRecord>> replicator;
+  private final SelfUniqueAddress selfAddress;
   private final ClusterSharding sharding;
   private final ActorRef<SliceEntity.LoadResult> sliceReplies;
   private final List<ActorRef<LoadReply>> waitingForPlan = new ArrayList<>();
   private final List<ActorRef<LoadReply>> waitingForReady = new ArrayList<>();
+  private final List<GetSliceSpec> waitingForSpecs = new ArrayList<>();
 
   private DatasetState state = DatasetState.ABSENT;
   private DatasetSpec spec;
+  private long generation;
   private long requestedAtNanos;
   private double secondsToReady = -1;
   private Failure failure;
   private ScanPlan plan;
   private final Map<String, Integer> sliceIndex = new HashMap<>();
-  private SliceEntity.Loaded[] loaded = new SliceEntity.Loaded[0];
-  private int dispatched;
-  private int loadedCount;
 
-  private DatasetEntity(ActorContext<Command> context, String name, NodeResources resources) {
+  /** The last report of each slice; kept while it reloads so its row count stays known. */
+  private SliceEntity.Loaded[] known = new SliceEntity.Loaded[0];
+
+  private boolean[] present = new boolean[0];
+  private int knownCount;
+  private int presentCount;
+  private int dispatched;
+
+  private DatasetEntity(
+      ActorContext<Command> context,
+      EntityContext<Command> entity,
+      NodeResources resources,
+      ReplicatorMessageAdapter<Command, LWWMap<String, DatasetRecord>> replicator,
+      DatasetRecord record) {
     super(context);
-    this.name = name;
+    this.name = entity.getEntityId();
+    this.entity = entity;
     this.resources = resources;
+    this.replicator = replicator;
+    this.selfAddress = DistributedData.get(context.getSystem()).selfUniqueAddress();
     this.sharding = ClusterSharding.get(context.getSystem());
     this.sliceReplies = context.messageAdapter(SliceEntity.LoadResult.class, SliceReply::new);
+    if (record != null) {
+      context.getLog().info("Dataset '{}': recovering generation {}", name, record.generation());
+      spec = record.spec();
+      start(record.pinnedSpec(), record.generation());
+    }
   }
 
   @Override
@@ -107,15 +213,20 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
         .onMessage(Load.class, this::onLoad)
         .onMessage(Planned.class, this::onPlanned)
         .onMessage(SliceReply.class, this::onSliceReply)
+        .onMessage(GetSliceSpec.class, this::onGetSliceSpec)
         .onMessage(GetStatus.class, this::onGetStatus)
         .onMessage(GetLayout.class, this::onGetLayout)
         .onMessage(Drop.class, this::onDrop)
+        .onMessage(RecordWritten.class, w -> this)
+        .onMessage(RecordRead.class, r -> this)
+        .onMessage(Stop.class, s -> Behaviors.stopped())
         .build();
   }
 
   private Behavior<Command> onLoad(Load load) {
     if (state == DatasetState.ABSENT || state == DatasetState.FAILED) {
-      start(load.spec());
+      spec = load.spec();
+      start(load.spec(), System.currentTimeMillis());
     } else if (!load.spec().equals(spec)) {
       String message =
           String.format(
@@ -136,48 +247,65 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     return this;
   }
 
-  private void start(DatasetSpec newSpec) {
-    spec = newSpec;
+  /** Plans {@code toPlan} (the spec, pinned to a snapshot when recovering) under a generation. */
+  private void start(DatasetSpec toPlan, long newGeneration) {
+    generation = newGeneration;
     state = DatasetState.PLANNING;
     failure = null;
     plan = null;
     secondsToReady = -1;
     requestedAtNanos = System.nanoTime();
-    long generation = System.currentTimeMillis();
-    getContext().getLog().info("Dataset '{}': planning {}", name, spec.table());
+    getContext().getLog().info("Dataset '{}': planning {}", name, toPlan.table());
     CompletableFuture<ScanPlan> planning =
         CompletableFuture.supplyAsync(
             () ->
                 resources
                     .planner()
-                    .plan(resources.tables().open(newSpec.table()), newSpec, generation),
+                    .plan(resources.tables().open(toPlan.table()), toPlan, newGeneration),
             resources.loadExecutor());
     getContext().pipeToSelf(planning, Planned::new);
   }
 
   private Behavior<Command> onPlanned(Planned planned) {
+    if (state != DatasetState.PLANNING) {
+      return this; // dropped while planning
+    }
     if (planned.failure() != null) {
       fail(Failure.of(planned.failure()));
       return this;
     }
     plan = planned.plan();
     List<SliceSpec> slices = plan.slices();
-    loaded = new SliceEntity.Loaded[slices.size()];
+    known = new SliceEntity.Loaded[slices.size()];
+    present = new boolean[slices.size()];
     sliceIndex.clear();
     for (int i = 0; i < slices.size(); i++) {
       sliceIndex.put(slices.get(i).sliceId(), i);
     }
     dispatched = 0;
-    loadedCount = 0;
+    knownCount = 0;
+    presentCount = 0;
     state = DatasetState.LOADING;
     getContext()
         .getLog()
         .info("Dataset '{}': snapshot {}, {} slices", name, plan.snapshotId(), slices.size());
+    DatasetRecord record = new DatasetRecord(spec, generation, plan.snapshotId());
+    replicator.askUpdate(
+        askReplyTo ->
+            new Replicator.Update<>(
+                DatasetDirectory.KEY,
+                LWWMap.empty(),
+                DatasetDirectory.write(),
+                askReplyTo,
+                map -> DatasetDirectory.put(map, selfAddress, record)),
+        response -> new RecordWritten(response.getClass().getSimpleName()));
     getContext()
         .getSystem()
         .receptionist()
         .tell(Receptionist.register(LOADED, getContext().getSelf()));
     reply(waitingForPlan);
+    waitingForSpecs.forEach(this::onGetSliceSpec);
+    waitingForSpecs.clear();
     dispatchLoads();
     readyIfComplete();
     return this;
@@ -185,7 +313,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
 
   private void dispatchLoads() {
     List<SliceSpec> slices = plan.slices();
-    while (dispatched < slices.size() && dispatched - loadedCount < resources.loadsPerDataset()) {
+    while (dispatched < slices.size() && dispatched - knownCount < resources.loadsPerDataset()) {
       SliceSpec slice = slices.get(dispatched++);
       sharding
           .entityRefFor(SliceEntity.TYPE_KEY, slice.sliceId())
@@ -193,9 +321,37 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     }
   }
 
+  private Behavior<Command> onGetSliceSpec(GetSliceSpec get) {
+    if (state == DatasetState.PLANNING) {
+      waitingForSpecs.add(get);
+      return this;
+    }
+    Integer index = sliceIndex.get(get.sliceId());
+    if (index == null || plan == null || state == DatasetState.FAILED) {
+      get.replyTo().tell(new SliceAssignment(null, null));
+      return stopIfAbsent();
+    }
+    if (present[index]) {
+      // The slice restarted somewhere (its node left or failed): it is missing until it reports.
+      present[index] = false;
+      presentCount--;
+      if (state == DatasetState.READY) {
+        state = DatasetState.DEGRADED;
+        getContext()
+            .getLog()
+            .info("Dataset '{}' DEGRADED: slice {} is reloading", name, get.sliceId());
+      }
+    }
+    get.replyTo().tell(new SliceAssignment(plan.slices().get(index), sliceReplies));
+    return this;
+  }
+
   private Behavior<Command> onSliceReply(SliceReply reply) {
     Integer index = sliceIndex.get(reply.result().sliceId());
-    if (index == null || state != DatasetState.LOADING) {
+    if (index == null
+        || !(state == DatasetState.LOADING
+            || state == DatasetState.READY
+            || state == DatasetState.DEGRADED)) {
       return this; // a reply from an earlier attempt
     }
     if (reply.result() instanceof SliceEntity.LoadFailed) {
@@ -206,9 +362,14 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
               "slice " + failed.sliceId() + ": " + failed.failure().message()));
       return this;
     }
-    if (loaded[index] == null) {
-      loaded[index] = (SliceEntity.Loaded) reply.result();
-      loadedCount++;
+    SliceEntity.Loaded loaded = (SliceEntity.Loaded) reply.result();
+    if (known[index] == null) {
+      knownCount++;
+    }
+    known[index] = loaded;
+    if (!present[index]) {
+      present[index] = true;
+      presentCount++;
     }
     dispatchLoads();
     readyIfComplete();
@@ -216,20 +377,28 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
   }
 
   private void readyIfComplete() {
-    if (state == DatasetState.LOADING && loadedCount == loaded.length) {
+    if ((state == DatasetState.LOADING || state == DatasetState.DEGRADED)
+        && presentCount == known.length) {
+      boolean first = state == DatasetState.LOADING;
       state = DatasetState.READY;
-      secondsToReady = (System.nanoTime() - requestedAtNanos) / 1e9;
+      if (secondsToReady < 0) {
+        secondsToReady = (System.nanoTime() - requestedAtNanos) / 1e9;
+      }
       DatasetStatus status = status();
       getContext()
           .getLog()
           .info(
-              "Dataset '{}' READY: {} rows, {} bytes in {} slices, {} s",
+              "Dataset '{}' READY{}: {} rows, {} bytes in {} slices, {} s",
               name,
+              first ? "" : " again",
               status.rows(),
               status.bytes(),
-              loaded.length,
-              String.format("%.2f", secondsToReady));
+              known.length,
+              String.format("%.2f", (System.nanoTime() - requestedAtNanos) / 1e9));
       reply(waitingForReady);
+    } else if (state == DatasetState.LOADING && knownCount == known.length) {
+      // Every slice answered once, but one restarted meanwhile: rows are known, one is missing.
+      state = DatasetState.DEGRADED;
     }
   }
 
@@ -238,23 +407,39 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     failure = why;
     getContext().getLog().warn("Dataset '{}' FAILED ({}): {}", name, why.kind(), why.message());
     releaseSlices();
+    forget();
     reply(waitingForPlan);
     reply(waitingForReady);
+    waitingForSpecs.forEach(g -> g.replyTo().tell(new SliceAssignment(null, null)));
+    waitingForSpecs.clear();
   }
 
   private void releaseSlices() {
     if (plan == null) {
       return;
     }
-    for (int i = 0; i < dispatched; i++) {
-      sharding
-          .entityRefFor(SliceEntity.TYPE_KEY, plan.slices().get(i).sliceId())
-          .tell(new SliceEntity.Release());
+    for (SliceSpec slice : plan.slices()) {
+      sharding.entityRefFor(SliceEntity.TYPE_KEY, slice.sliceId()).tell(new SliceEntity.Release());
     }
-    loaded = new SliceEntity.Loaded[0];
+    known = new SliceEntity.Loaded[0];
+    present = new boolean[0];
     sliceIndex.clear();
     dispatched = 0;
-    loadedCount = 0;
+    knownCount = 0;
+    presentCount = 0;
+  }
+
+  /** Removes the record, so the entity does not recover after a move. */
+  private void forget() {
+    replicator.askUpdate(
+        askReplyTo ->
+            new Replicator.Update<>(
+                DatasetDirectory.KEY,
+                LWWMap.empty(),
+                DatasetDirectory.write(),
+                askReplyTo,
+                map -> DatasetDirectory.remove(map, selfAddress, name)),
+        response -> new RecordWritten(response.getClass().getSimpleName()));
   }
 
   private void reply(List<ActorRef<LoadReply>> waiters) {
@@ -269,12 +454,12 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
   }
 
   private Behavior<Command> onGetLayout(GetLayout get) {
-    if (state != DatasetState.READY) {
+    if (state != DatasetState.READY && state != DatasetState.DEGRADED) {
       get.replyTo().tell(new LayoutReply(null, status()));
       return stopIfAbsent();
     }
-    List<DatasetLayout.SliceRows> rows = new ArrayList<>(loaded.length);
-    for (SliceEntity.Loaded slice : loaded) {
+    List<DatasetLayout.SliceRows> rows = new ArrayList<>(known.length);
+    for (SliceEntity.Loaded slice : known) {
       rows.add(
           new DatasetLayout.SliceRows(
               slice.sliceId(), slice.rows(), slice.bytes(), slice.holder()));
@@ -290,21 +475,30 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
   private Behavior<Command> onDrop(Drop drop) {
     if (state == DatasetState.ABSENT) {
       drop.replyTo().tell(status());
-      return Behaviors.stopped();
+      return stopIfAbsent();
     }
     DatasetStatus last = status();
     releaseSlices();
+    forget();
     failure = new Failure(FailureKind.NOT_FOUND, "dataset '" + name + "' was dropped");
     reply(waitingForPlan);
     reply(waitingForReady);
+    state = DatasetState.ABSENT;
+    plan = null;
     getContext().getLog().info("Dataset '{}' dropped", name);
     drop.replyTo().tell(last);
-    return Behaviors.stopped();
+    return stopIfAbsent();
   }
 
-  /** Entities created by a query for an unknown name leave at once. */
+  /**
+   * An entity with nothing loaded leaves: it asks its shard to passivate it, which (with remember
+   * entities) also keeps it from being restarted.
+   */
   private Behavior<Command> stopIfAbsent() {
-    return state == DatasetState.ABSENT ? Behaviors.stopped() : this;
+    if (state == DatasetState.ABSENT) {
+      entity.getShard().tell(new ClusterSharding.Passivate<>(getContext().getSelf()));
+    }
+    return this;
   }
 
   private DatasetStatus status() {
@@ -313,17 +507,17 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     }
     long rows = 0;
     long bytes = 0;
-    for (SliceEntity.Loaded slice : loaded) {
-      if (slice != null) {
-        rows += slice.rows();
-        bytes += slice.bytes();
+    for (int i = 0; i < known.length; i++) {
+      if (known[i] != null && present[i]) {
+        rows += known[i].rows();
+        bytes += known[i].bytes();
       }
     }
     int total = plan == null ? 0 : plan.slices().size();
     return new DatasetStatus(
         name,
         state,
-        loadedCount,
+        presentCount,
         total,
         rows,
         bytes,

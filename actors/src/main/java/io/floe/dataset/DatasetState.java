@@ -8,5 +8,7 @@ public enum DatasetState {
   PLANNING,
   LOADING,
   READY,
+  /** Every slice was loaded once, but some are being reloaded after their node left or failed. */
+  DEGRADED,
   FAILED
 }

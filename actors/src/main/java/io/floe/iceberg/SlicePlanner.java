@@ -140,6 +140,11 @@ public final class SlicePlanner {
     } catch (IOException e) {
       throw new UncheckedIOException("Failed to plan scan files", e);
     }
+    // Iceberg reads manifests in parallel, so files arrive in no fixed order; slices must not
+    // depend on it, because a recovering dataset re-plans and its slices keep their ids.
+    tasks.sort(
+        java.util.Comparator.comparing((FileScanTask t) -> t.file().location())
+            .thenComparingLong(FileScanTask::start));
     return tasks;
   }
 

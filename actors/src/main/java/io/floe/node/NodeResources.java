@@ -27,6 +27,7 @@ public final class NodeResources implements AutoCloseable {
   public static final int LOAD_THREADS_DEFAULT =
       Math.max(1, Runtime.getRuntime().availableProcessors());
   public static final int LOADS_PER_DATASET_DEFAULT = 4;
+  public static final java.time.Duration RETIRE_LINGER_DEFAULT = java.time.Duration.ofSeconds(30);
 
   private final BufferAllocator allocator;
   private final SliceStore sliceStore = new SliceStore();
@@ -36,6 +37,14 @@ public final class NodeResources implements AutoCloseable {
   private final SlicePlanner planner;
   private final ExecutorService loadExecutor;
   private final int loadsPerDataset;
+  private final java.time.Duration retireLinger;
+  private final java.util.concurrent.ScheduledExecutorService timers =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "floe-slice-timers");
+            t.setDaemon(true);
+            return t;
+          });
   private final java.util.concurrent.atomic.AtomicReference<String> advertised =
       new java.util.concurrent.atomic.AtomicReference<>("unbound");
 
@@ -45,6 +54,7 @@ public final class NodeResources implements AutoCloseable {
     this.loader = new SliceLoader(allocator, tables.io(), reaper);
     this.planner = new SlicePlanner(builder.sliceTargetBytes);
     this.loadsPerDataset = builder.loadsPerDataset;
+    this.retireLinger = builder.retireLinger;
     AtomicInteger threads = new AtomicInteger();
     ThreadFactory factory =
         r -> {
@@ -88,6 +98,16 @@ public final class NodeResources implements AutoCloseable {
     return loadsPerDataset;
   }
 
+  /** How long a slice that moved away keeps serving readers that planned against it. */
+  public java.time.Duration retireLinger() {
+    return retireLinger;
+  }
+
+  /** Timers for slice housekeeping (freeing moved slices after the linger). */
+  public java.util.concurrent.ScheduledExecutorService timers() {
+    return timers;
+  }
+
   /** Where readers reach this node's Flight server (a URI); known once the server is bound. */
   public String advertisedLocation() {
     return advertised.get();
@@ -99,6 +119,7 @@ public final class NodeResources implements AutoCloseable {
 
   @Override
   public void close() {
+    timers.shutdownNow();
     loadExecutor.shutdownNow();
     try {
       loadExecutor.awaitTermination(30, TimeUnit.SECONDS);
@@ -125,6 +146,7 @@ public final class NodeResources implements AutoCloseable {
     private int loadThreads = LOAD_THREADS_DEFAULT;
     private int loadsPerDataset = LOADS_PER_DATASET_DEFAULT;
     private StorageSettings storage = StorageSettings.defaults();
+    private java.time.Duration retireLinger = RETIRE_LINGER_DEFAULT;
 
     private Builder() {}
 
@@ -149,6 +171,13 @@ public final class NodeResources implements AutoCloseable {
     public Builder loadsPerDataset(int loads) {
       Preconditions.checkArgument(loads > 0, "Invalid loads per dataset: %s (must be > 0)", loads);
       this.loadsPerDataset = loads;
+      return this;
+    }
+
+    public Builder retireLinger(java.time.Duration linger) {
+      Preconditions.checkArgument(
+          !linger.isNegative(), "Invalid retire linger: %s (must be >= 0)", linger);
+      this.retireLinger = linger;
       return this;
     }
 

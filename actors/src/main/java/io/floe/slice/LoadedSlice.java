@@ -24,6 +24,8 @@ public final class LoadedSlice {
   private final BufferAllocator allocator;
   private final AllocatorReaper reaper;
   private final AtomicInteger references = new AtomicInteger(1);
+  private final java.util.concurrent.atomic.AtomicBoolean ownerReleased =
+      new java.util.concurrent.atomic.AtomicBoolean();
 
   LoadedSlice(
       String sliceId,
@@ -108,8 +110,14 @@ public final class LoadedSlice {
     }
   }
 
-  /** The owner's release; memory is freed when the last lease closes. */
+  /** The owner's release (idempotent); memory is freed when the last lease closes. */
   public void release() {
+    if (ownerReleased.compareAndSet(false, true)) {
+      unreference();
+    }
+  }
+
+  private void unreference() {
     if (references.decrementAndGet() == 0) {
       batches.forEach(ArrowRecordBatch::close);
       reaper.closeWhenDrained(allocator);
@@ -130,7 +138,7 @@ public final class LoadedSlice {
     public synchronized void close() {
       if (!closed) {
         closed = true;
-        release();
+        unreference();
       }
     }
   }

@@ -1,28 +1,40 @@
 package io.floe.slice;
 
+import io.floe.dataset.DatasetEntity;
 import io.floe.dataset.Failure;
 import io.floe.node.NodeResources;
 import io.floe.serialization.CborSerializable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.PostStop;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.cluster.sharding.typed.ClusterShardingSettings;
 import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
 import org.apache.pekko.cluster.sharding.typed.javadsl.Entity;
+import org.apache.pekko.cluster.sharding.typed.javadsl.EntityContext;
 import org.apache.pekko.cluster.sharding.typed.javadsl.EntityTypeKey;
 
 /**
  * One slice of one dataset, placed by cluster sharding. It decodes its rows into this node's Arrow
  * memory on the load threads and registers them in the node's {@link SliceStore}, where the gateway
- * streams them from. Its memory is freed when it stops, whatever the reason (drop, hand-off,
- * shutdown); a stop that races a running load frees that load's result as soon as it completes.
+ * streams them from.
+ *
+ * <p>Slices are remembered entities: when their node leaves or fails, sharding restarts them on
+ * another node, where they ask their dataset for their spec and load again. When a slice moves away
+ * from a node that stays up (a rebalance), the old copy keeps serving readers that planned against
+ * it for {@code retireLinger} before its memory is freed, so planned moves do not interrupt reads;
+ * on drop, failure or node shutdown the memory is freed at once. A stop that races a running load
+ * frees that load's result as soon as it completes.
  */
 public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
   public static final EntityTypeKey<Command> TYPE_KEY =
@@ -34,11 +46,13 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
   /** Load the slice (idempotent); the reply comes once it is held or has failed. */
   public record Load(SliceSpec spec, ActorRef<LoadResult> replyTo) implements Command {}
 
-  /** Free the slice's memory and stop: its dataset was dropped or failed. */
+  /** Free the slice's memory and leave: its dataset was dropped or failed. */
   public record Release() implements Command {}
 
-  /** Stop for a shard hand-off or node shutdown; memory is freed as on release. */
+  /** Stop for a shard hand-off, passivation or node shutdown. */
   public record Stop() implements Command {}
+
+  private record Assigned(DatasetEntity.SliceAssignment assignment) implements Command {}
 
   private record LoadCompleted(LoadedSlice slice, Throwable failure) implements Command {}
 
@@ -58,40 +72,69 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
   public static void init(ActorSystem<?> system, NodeResources resources) {
     ClusterSharding.get(system)
         .init(
-            Entity.of(TYPE_KEY, ctx -> create(ctx.getEntityId(), resources))
-                .withStopMessage(new Stop()));
+            Entity.of(TYPE_KEY, ctx -> create(ctx, resources))
+                .withStopMessage(new Stop())
+                .withSettings(ClusterShardingSettings.create(system).withRememberEntities(true)));
   }
 
-  static Behavior<Command> create(String sliceId, NodeResources resources) {
-    return Behaviors.setup(ctx -> new SliceEntity(ctx, sliceId, resources));
+  static Behavior<Command> create(EntityContext<Command> entity, NodeResources resources) {
+    return Behaviors.setup(ctx -> new SliceEntity(ctx, entity, resources));
+  }
+
+  /** The dataset a slice id belongs to: ids are {@code dataset/generation/index}. */
+  static String datasetOf(String sliceId) {
+    return sliceId.substring(0, sliceId.indexOf('/'));
   }
 
   private final String sliceId;
+  private final EntityContext<Command> entity;
   private final NodeResources resources;
   private final Holder holder;
   private final List<ActorRef<LoadResult>> waiting = new ArrayList<>();
   private SliceSpec spec;
   private LoadResult result;
+  private boolean released;
 
-  private SliceEntity(ActorContext<Command> context, String sliceId, NodeResources resources) {
+  private SliceEntity(
+      ActorContext<Command> context, EntityContext<Command> entity, NodeResources resources) {
     super(context);
-    this.sliceId = sliceId;
+    this.sliceId = entity.getEntityId();
+    this.entity = entity;
     this.resources = resources;
     this.holder = new Holder(resources.sliceStore());
+    // A slice may start here because its node left or failed; its dataset knows what it is.
+    ClusterSharding.get(context.getSystem())
+        .entityRefFor(DatasetEntity.TYPE_KEY, datasetOf(sliceId))
+        .tell(
+            new DatasetEntity.GetSliceSpec(
+                sliceId,
+                context.messageAdapter(DatasetEntity.SliceAssignment.class, Assigned::new)));
   }
 
   @Override
   public Receive<Command> createReceive() {
     return newReceiveBuilder()
         .onMessage(Load.class, this::onLoad)
+        .onMessage(Assigned.class, this::onAssigned)
         .onMessage(LoadCompleted.class, this::onLoadCompleted)
-        .onMessage(Release.class, m -> Behaviors.stopped())
+        .onMessage(Release.class, m -> onRelease())
         .onMessage(Stop.class, m -> Behaviors.stopped())
         .onSignal(PostStop.class, s -> onPostStop())
         .build();
   }
 
+  private Behavior<Command> onAssigned(Assigned assigned) {
+    if (assigned.assignment().spec() == null) {
+      getContext().getLog().debug("Slice {} is not wanted by its dataset; leaving", sliceId);
+      return onRelease();
+    }
+    return onLoad(new Load(assigned.assignment().spec(), assigned.assignment().reportTo()));
+  }
+
   private Behavior<Command> onLoad(Load load) {
+    if (released) {
+      return this;
+    }
     if (result != null) {
       load.replyTo().tell(result);
       return this;
@@ -110,6 +153,9 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
   }
 
   private Behavior<Command> onLoadCompleted(LoadCompleted completed) {
+    if (released) {
+      return this;
+    }
     if (completed.failure() != null) {
       Failure failure = Failure.of(completed.failure());
       getContext().getLog().warn("Slice {} failed to load: {}", sliceId, failure.message());
@@ -123,15 +169,30 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
     }
     waiting.forEach(ref -> ref.tell(result));
     waiting.clear();
-    if (result instanceof LoadFailed) {
-      // Nothing is held; a later Load (after the dataset retries) starts afresh.
-      return Behaviors.stopped();
-    }
+    return this;
+  }
+
+  /** Frees the memory now and asks the shard to let this entity go for good. */
+  private Behavior<Command> onRelease() {
+    released = true;
+    holder.close();
+    entity.getShard().tell(new ClusterSharding.Passivate<>(getContext().getSelf()));
     return this;
   }
 
   private Behavior<Command> onPostStop() {
-    holder.close();
+    boolean shuttingDown =
+        CoordinatedShutdown.get(Adapter.toClassic(getContext().getSystem()))
+            .getShutdownReason()
+            .isPresent();
+    if (released || shuttingDown || resources.retireLinger().isZero()) {
+      holder.close();
+    } else {
+      // Moved by a rebalance: readers that planned against this copy may still come for it.
+      resources
+          .timers()
+          .schedule(holder::close, resources.retireLinger().toMillis(), TimeUnit.MILLISECONDS);
+    }
     return this;
   }
 

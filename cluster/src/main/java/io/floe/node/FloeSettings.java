@@ -22,6 +22,7 @@ public record FloeSettings(
     long sliceTargetBytes,
     int loadThreads,
     int loadsPerDataset,
+    Duration retireLinger,
     Duration askTimeout,
     Duration loadWaitTimeout,
     Duration stallTimeout,
@@ -40,6 +41,7 @@ public record FloeSettings(
         floe.getMemorySize("load.slice-target-size").toBytes(),
         threads > 0 ? threads : NodeResources.LOAD_THREADS_DEFAULT,
         floe.getInt("load.per-dataset"),
+        floe.getDuration("load.retire-linger"),
         floe.getDuration("gateway.ask-timeout"),
         floe.getDuration("gateway.load-wait-timeout"),
         floe.getDuration("gateway.stall-timeout"),
@@ -61,6 +63,7 @@ public record FloeSettings(
         .sliceTargetBytes(sliceTargetBytes)
         .loadThreads(loadThreads)
         .loadsPerDataset(loadsPerDataset)
+        .retireLinger(retireLinger)
         .storage(storage);
   }
 }
