@@ -81,7 +81,8 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
 
   private record SliceReply(SliceEntity.LoadResult result) implements Command {}
 
-  private record RecordRead(DatasetRecord record, boolean failed) implements Command {}
+  private record RecordRead(DatasetRecord record, boolean failed, boolean local)
+      implements Command {}
 
   private record RecordWritten(String outcome) implements Command {}
 
@@ -124,26 +125,20 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
       StashBuffer<Command> stash,
       ReplicatorMessageAdapter<Command, LWWMap<String, DatasetRecord>> replicator) {
     String name = entity.getEntityId();
-    replicator.askGet(
-        askReplyTo ->
-            new Replicator.Get<>(DatasetDirectory.KEY, DatasetDirectory.read(), askReplyTo),
-        response -> {
-          if (response instanceof Replicator.GetSuccess) {
-            LWWMap<String, DatasetRecord> map =
-                ((Replicator.GetSuccess<LWWMap<String, DatasetRecord>>) response)
-                    .get(DatasetDirectory.KEY);
-            return new RecordRead(map.getEntries().get(name), false);
-          }
-          return new RecordRead(null, !(response instanceof Replicator.NotFound));
-        });
+    askRecord(replicator, name, DatasetDirectory.read());
     return Behaviors.receive(Command.class)
         .onMessage(
             RecordRead.class,
             read -> {
+              if (read.failed() && !read.local()) {
+                // No majority answered (nodes starting or leaving): this node's replica, which
+                // gossip keeps close to the others, is better than starting empty.
+                askRecord(replicator, name, Replicator.readLocal());
+                return Behaviors.same();
+              }
               if (read.failed()) {
                 ctx.getLog()
-                    .warn(
-                        "Dataset '{}': no majority answered for its record; starting empty", name);
+                    .warn("Dataset '{}': its record could not be read; starting empty", name);
               }
               DatasetEntity entityBehavior =
                   new DatasetEntity(ctx, entity, resources, replicator, read.record());
@@ -156,6 +151,24 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
               return Behaviors.same();
             })
         .build();
+  }
+
+  private static void askRecord(
+      ReplicatorMessageAdapter<Command, LWWMap<String, DatasetRecord>> replicator,
+      String name,
+      Replicator.ReadConsistency consistency) {
+    boolean local = consistency instanceof Replicator.ReadLocal$;
+    replicator.askGet(
+        askReplyTo -> new Replicator.Get<>(DatasetDirectory.KEY, consistency, askReplyTo),
+        response -> {
+          if (response instanceof Replicator.GetSuccess) {
+            LWWMap<String, DatasetRecord> map =
+                ((Replicator.GetSuccess<LWWMap<String, DatasetRecord>>) response)
+                    .get(DatasetDirectory.KEY);
+            return new RecordRead(map.getEntries().get(name), false, local);
+          }
+          return new RecordRead(null, !(response instanceof Replicator.NotFound), local);
+        });
   }
 
   private final String name;

@@ -8,6 +8,7 @@ import io.floe.protocol.ReadRequest;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
@@ -48,6 +49,26 @@ public final class FloeClient implements AutoCloseable {
 
   private FlightClient client(Location location) {
     return clients.computeIfAbsent(location, this::open);
+  }
+
+  FlightClient flight(Location location) {
+    return client(location);
+  }
+
+  /** Nodes to plan through: the entry node first, then every node seen in a plan. */
+  List<Location> entries() {
+    List<Location> entries = new java.util.ArrayList<>();
+    entries.add(entry);
+    for (Location known : clients.keySet()) {
+      if (!known.equals(entry)) {
+        entries.add(known);
+      }
+    }
+    return entries;
+  }
+
+  Location locationOf(FlightEndpoint endpoint) {
+    return endpoint.getLocations().isEmpty() ? entry : endpoint.getLocations().get(0);
   }
 
   /**
@@ -109,6 +130,20 @@ public final class FloeClient implements AutoCloseable {
   public FlightInfo plan(String dataset, int index, int count) {
     ReadRequest request = new ReadRequest(dataset, index, count);
     return client(entry).getInfo(FlightDescriptor.command(request.toJson()));
+  }
+
+  /**
+   * Reads shard {@code index} of {@code count} so that every row reaches {@code batches} exactly
+   * once, planning again when a node leaves, fails or gives up a slice mid-read; gives up after
+   * {@code patience} without progress on one endpoint. Answers the rows read.
+   */
+  public long readShard(
+      String dataset,
+      int index,
+      int count,
+      java.time.Duration patience,
+      Consumer<VectorSchemaRoot> batches) {
+    return new ShardReader(this, new ReadRequest(dataset, index, count), patience).read(batches);
   }
 
   /**

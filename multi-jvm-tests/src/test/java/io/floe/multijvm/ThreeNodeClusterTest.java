@@ -26,7 +26,7 @@ class ThreeNodeClusterTest {
           "floe.load.slice-target-size", "16KiB",
           "floe.memory.limit", "512MiB",
           "floe.load.threads", "1",
-          "pekko.cluster.role.data.min-nr-of-members", "3");
+          "pekko.cluster.role.data.min-nr-of-members", "2");
 
   @TempDir Path dir;
 
