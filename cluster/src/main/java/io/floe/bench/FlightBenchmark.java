@@ -54,7 +54,8 @@ public final class FlightBenchmark {
     SampleTable.Result table = SampleTable.ensure(dir, rows, 8, SampleTable.DEFAULT_SEED);
     Config config =
         ConfigFactory.parseString(
-                "floe.flight.port = 0\npekko.remote.artery.canonical.port = 0\n"
+                "floe.flight.port = 0\nfloe.management.enabled = false\n"
+                    + "pekko.remote.artery.canonical.port = 0\n"
                     + "floe.memory.limit = 10GiB\n")
             .withFallback(ConfigFactory.load());
     try (FloeNode node = FloeNode.start(config);

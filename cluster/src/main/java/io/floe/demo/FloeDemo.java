@@ -41,7 +41,9 @@ public final class FloeDemo {
         seconds(writeStart));
 
     Config config =
-        ConfigFactory.parseString("floe.flight.port = 0\npekko.remote.artery.canonical.port = 0\n")
+        ConfigFactory.parseString(
+                "floe.flight.port = 0\nfloe.management.enabled = false\n"
+                    + "pekko.remote.artery.canonical.port = 0\n")
             .withFallback(ConfigFactory.load());
     boolean ok;
     try (FloeNode node = FloeNode.start(config);

@@ -17,9 +17,12 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.pekko.Done;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.cluster.typed.Cluster;
 import org.apache.pekko.cluster.typed.Join;
+import org.apache.pekko.management.cluster.bootstrap.ClusterBootstrap;
+import org.apache.pekko.management.javadsl.PekkoManagement;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,7 +57,12 @@ public final class FloeNode implements AutoCloseable {
     this.system = ActorSystem.create(Behaviors.empty(), "floe", config);
     try {
       Cluster cluster = Cluster.get(system);
-      if (config.getStringList("pekko.cluster.seed-nodes").isEmpty()) {
+      if (settings.managementEnabled()) {
+        PekkoManagement.get(Adapter.toClassic(system)).start();
+      }
+      if (settings.kubernetesDiscovery()) {
+        ClusterBootstrap.get(Adapter.toClassic(system)).start();
+      } else if (config.getStringList("pekko.cluster.seed-nodes").isEmpty()) {
         cluster.manager().tell(Join.create(cluster.selfMember().address()));
       }
       // Bind Flight first: slices report their holder's location, which needs the bound port
@@ -74,10 +82,12 @@ public final class FloeNode implements AutoCloseable {
 
       DatasetEntity.init(system, resources);
       SliceEntity.init(system, resources);
+      NodeHealth.get(Adapter.toClassic(system)).shardingStarted();
       this.producer =
           new FloeProducer(
               new DatasetQueries(system, gatewaySettings), resources.sliceStore(), gatewaySettings);
       forwarding.delegate(producer);
+      NodeHealth.get(Adapter.toClassic(system)).flightServing(true);
       this.server = bound;
       this.gateway = gatewaySettings;
     } catch (IOException | RuntimeException e) {
@@ -89,6 +99,14 @@ public final class FloeNode implements AutoCloseable {
       resources.close();
       throw e;
     }
+    CoordinatedShutdown.get(system)
+        .addTask(
+            CoordinatedShutdown.PhaseBeforeServiceUnbind(),
+            "floe-not-ready",
+            () -> {
+              NodeHealth.get(Adapter.toClassic(system)).leaving();
+              return CompletableFuture.completedFuture(Done.getInstance());
+            });
     CoordinatedShutdown.get(system)
         .addTask(
             CoordinatedShutdown.PhaseServiceUnbind(),
@@ -129,6 +147,7 @@ public final class FloeNode implements AutoCloseable {
       return;
     }
     flightStopped = true;
+    NodeHealth.get(Adapter.toClassic(system)).flightServing(false);
     server.shutdown();
     try {
       if (!server.awaitTermination(STREAM_DRAIN.toMillis(), TimeUnit.MILLISECONDS)) {

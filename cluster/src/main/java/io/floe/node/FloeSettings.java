@@ -26,7 +26,9 @@ public record FloeSettings(
     Duration askTimeout,
     Duration loadWaitTimeout,
     Duration stallTimeout,
-    StorageSettings storage) {
+    StorageSettings storage,
+    boolean managementEnabled,
+    boolean kubernetesDiscovery) {
 
   public static FloeSettings fromConfig(Config root) {
     Config floe = root.getConfig("floe");
@@ -45,7 +47,21 @@ public record FloeSettings(
         floe.getDuration("gateway.ask-timeout"),
         floe.getDuration("gateway.load-wait-timeout"),
         floe.getDuration("gateway.stall-timeout"),
-        StorageSettings.fromConfig(floe.getConfig("storage")));
+        StorageSettings.fromConfig(floe.getConfig("storage")),
+        floe.getBoolean("management.enabled"),
+        discovery(floe.getString("cluster.discovery")));
+  }
+
+  private static boolean discovery(String method) {
+    switch (method) {
+      case "seed-nodes":
+        return false;
+      case "kubernetes":
+        return true;
+      default:
+        throw new IllegalArgumentException(
+            "Invalid floe.cluster.discovery: '" + method + "' (seed-nodes or kubernetes)");
+    }
   }
 
   /** The gateway's settings once the Flight port is known. */

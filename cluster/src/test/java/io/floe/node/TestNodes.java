@@ -13,6 +13,7 @@ final class TestNodes {
             .withFallback(
                 ConfigFactory.parseString(
                     "floe.flight.port = 0\n"
+                        + "floe.management.enabled = false\n"
                         + "floe.flight.bind-host = 127.0.0.1\n"
                         + "floe.load.slice-target-size = 16KiB\n"
                         + "floe.load.threads = 2\n"

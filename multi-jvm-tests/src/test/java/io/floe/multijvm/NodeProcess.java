@@ -20,13 +20,16 @@ final class NodeProcess implements AutoCloseable {
   private final String name;
   private final int flightPort;
   private final int remotePort;
+  private final int managementPort;
   private final Path log;
   private final Process process;
 
-  private NodeProcess(String name, int flightPort, int remotePort, Path log, Process process) {
+  private NodeProcess(
+      String name, int flightPort, int remotePort, int managementPort, Path log, Process process) {
     this.name = name;
     this.flightPort = flightPort;
     this.remotePort = remotePort;
+    this.managementPort = managementPort;
     this.log = log;
     this.process = process;
   }
@@ -40,6 +43,7 @@ final class NodeProcess implements AutoCloseable {
       String name, int remotePort, int seedRemotePort, Map<String, String> settings)
       throws IOException {
     int flightPort = freePort();
+    int managementPort = freePort();
     String classpath = System.getProperty("surefire.test.class.path");
     if (classpath == null) {
       classpath = System.getProperty("java.class.path");
@@ -53,6 +57,8 @@ final class NodeProcess implements AutoCloseable {
     command.add("-XX:TieredStopAtLevel=1");
     command.add("-Dfloe.flight.bind-host=127.0.0.1");
     command.add("-Dfloe.flight.port=" + flightPort);
+    command.add("-Dpekko.management.http.hostname=127.0.0.1");
+    command.add("-Dpekko.management.http.port=" + managementPort);
     command.add("-Dpekko.remote.artery.canonical.hostname=127.0.0.1");
     command.add("-Dpekko.remote.artery.canonical.port=" + remotePort);
     command.add("-Dpekko.cluster.seed-nodes.0=pekko://floe@127.0.0.1:" + seedRemotePort);
@@ -65,7 +71,7 @@ final class NodeProcess implements AutoCloseable {
     Path log = logs.resolve(name + "-" + System.currentTimeMillis() + ".log");
     Process process =
         new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-    return new NodeProcess(name, flightPort, remotePort, log, process);
+    return new NodeProcess(name, flightPort, remotePort, managementPort, log, process);
   }
 
   static int freePort() throws IOException {
@@ -84,6 +90,11 @@ final class NodeProcess implements AutoCloseable {
 
   Location location() {
     return Location.forGrpcInsecure("127.0.0.1", flightPort);
+  }
+
+  /** The node's management endpoint (health routes), e.g. {@code http://127.0.0.1:1234}. */
+  java.net.URI management() {
+    return java.net.URI.create("http://127.0.0.1:" + managementPort);
   }
 
   Path log() {

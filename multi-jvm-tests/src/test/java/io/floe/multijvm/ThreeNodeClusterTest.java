@@ -7,6 +7,9 @@ import io.floe.dataset.DatasetSpec;
 import io.floe.protocol.LoadRequest;
 import io.floe.testing.IcebergTestTables;
 import io.floe.testing.TestRows;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.HashSet;
 import java.util.Map;
@@ -80,9 +83,19 @@ class ThreeNodeClusterTest {
               cluster.nodes().stream()
                   .map(n -> n.location().getUri().toString())
                   .toArray(String[]::new));
+      HttpClient http = HttpClient.newHttpClient();
       for (int node = 0; node < 3; node++) {
         try (FloeClient each = cluster.client(allocator, node)) {
           assertThat(each.status("events").path("state").asText()).isEqualTo("READY");
+        }
+        for (String route : new String[] {"/alive", "/ready"}) {
+          HttpResponse<String> health =
+              http.send(
+                  HttpRequest.newBuilder(cluster.node(node).management().resolve(route)).build(),
+                  HttpResponse.BodyHandlers.ofString());
+          assertThat(health.statusCode())
+              .as("%s on node %d: %s", route, node, health.body())
+              .isEqualTo(200);
         }
       }
     }
