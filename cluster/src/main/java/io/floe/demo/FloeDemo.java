@@ -7,8 +7,16 @@ import io.floe.client.FloeClient;
 import io.floe.dataset.DatasetSpec;
 import io.floe.node.FloeNode;
 import io.floe.protocol.LoadRequest;
+import io.floe.ticket.FloeTicket;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.apache.arrow.flight.FlightEndpoint;
 import org.apache.arrow.flight.FlightInfo;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
@@ -40,21 +48,110 @@ public final class FloeDemo {
         table.metadataLocation(),
         seconds(writeStart));
 
+    boolean ok =
+        options.nodes() > 0 ? runOnLocalCluster(table, options) : runInProcess(table, options);
+    if (!ok) {
+      System.exit(1);
+    }
+  }
+
+  /** One node inside this JVM: the quickest way to see Floe work. */
+  private static boolean runInProcess(SampleTable.Result table, DemoOptions options)
+      throws Exception {
     Config config =
         ConfigFactory.parseString(
                 "floe.flight.port = 0\nfloe.management.enabled = false\n"
                     + "pekko.remote.artery.canonical.port = 0\n")
             .withFallback(ConfigFactory.load());
-    boolean ok;
     try (FloeNode node = FloeNode.start(config);
         BufferAllocator allocator = new RootAllocator();
         FloeClient client = FloeClient.connect(allocator, node.location())) {
       System.out.printf("  node up: Flight at %s%n", node.location().getUri());
-      ok = run(client, table, options.shards());
+      boolean ok = run(client, table, options.shards());
       client.drop("demo");
+      return ok;
     }
-    if (!ok) {
-      System.exit(1);
+  }
+
+  /** {@code --nodes N}: N data nodes as separate JVMs on 127.0.0.1 forming one cluster. */
+  private static boolean runOnLocalCluster(SampleTable.Result table, DemoOptions options)
+      throws Exception {
+    int seedPort = NodeProcess.freePort();
+    Path logs = Path.of("data", "node-logs");
+    List<NodeProcess> nodes = new ArrayList<>();
+    try (BufferAllocator allocator = new RootAllocator()) {
+      for (int i = 0; i < options.nodes(); i++) {
+        nodes.add(
+            NodeProcess.start(
+                "node" + i,
+                i == 0 ? seedPort : NodeProcess.freePort(),
+                seedPort,
+                Map.of(
+                    "pekko.cluster.role.data.min-nr-of-members", Integer.toString(options.nodes())),
+                System.getProperty("java.class.path"),
+                logs));
+      }
+      System.out.printf(
+          "  starting %d data nodes (logs in %s)...%n", options.nodes(), logs.toAbsolutePath());
+      try (FloeClient client = FloeClient.connect(allocator, nodes.get(0).location())) {
+        long start = System.nanoTime();
+        awaitMembers(client, options.nodes());
+        System.out.printf("  cluster of %d nodes up in %.1f s%n", options.nodes(), seconds(start));
+        boolean ok = run(client, table, options.shards());
+        printPlacement(client, nodes);
+        client.drop("demo");
+        return ok;
+      }
+    } finally {
+      for (NodeProcess node : nodes) {
+        node.terminate();
+      }
+      for (NodeProcess node : nodes) {
+        node.close();
+      }
+    }
+  }
+
+  private static void awaitMembers(FloeClient client, int size) throws InterruptedException {
+    long deadline = System.nanoTime() + 120_000_000_000L;
+    while (System.nanoTime() < deadline) {
+      try {
+        int up = 0;
+        for (JsonNode member : client.cluster().path("members")) {
+          if ("Up".equals(member.path("status").asText())) {
+            up++;
+          }
+        }
+        if (up == size) {
+          return;
+        }
+      } catch (RuntimeException e) {
+        // the node is still starting
+      }
+      Thread.sleep(500);
+    }
+    throw new IllegalStateException("The local cluster did not form in 120 s; see data/node-logs");
+  }
+
+  /** Which node holds how many slices, from the whole dataset's plan. */
+  private static void printPlacement(FloeClient client, List<NodeProcess> nodes) {
+    Map<String, Set<String>> slices = new TreeMap<>();
+    for (NodeProcess node : nodes) {
+      slices.put(node.location().getUri().toString(), new TreeSet<>());
+    }
+    FlightInfo whole = client.plan("demo", 0, 1);
+    for (FlightEndpoint endpoint : whole.getEndpoints()) {
+      String holder = endpoint.getLocations().get(0).getUri().toString();
+      slices
+          .computeIfAbsent(holder, h -> new TreeSet<>())
+          .add(FloeTicket.parse(endpoint.getTicket()).sliceId());
+    }
+    for (NodeProcess node : nodes) {
+      System.out.printf(
+          "  %s at %s holds %d slices%n",
+          node.name(),
+          node.location().getUri(),
+          slices.get(node.location().getUri().toString()).size());
     }
   }
 
@@ -119,12 +216,13 @@ public final class FloeDemo {
     return (System.nanoTime() - startNanos) / 1e9;
   }
 
-  /** Command line: --rows N, --table-dir PATH, --shards N. */
-  record DemoOptions(long rows, Path tableDir, int shards) {
+  /** Command line: --rows N, --table-dir PATH, --shards N, --nodes N. */
+  record DemoOptions(long rows, Path tableDir, int shards, int nodes) {
     static DemoOptions parse(String[] args) {
       long rows = 2_000_000;
       Path dir = Path.of("data", "sample-table");
       int shards = 2;
+      int nodes = 0;
       for (int i = 0; i < args.length; i++) {
         String arg = args[i].toLowerCase(Locale.ROOT);
         if (i + 1 >= args.length) {
@@ -140,12 +238,17 @@ public final class FloeDemo {
           case "--shards":
             shards = Integer.parseInt(args[++i]);
             break;
+          case "--nodes":
+            nodes = Integer.parseInt(args[++i]);
+            break;
           default:
             throw new IllegalArgumentException(
-                "Unknown option " + args[i] + "; known: --rows N, --table-dir PATH, --shards N");
+                "Unknown option "
+                    + args[i]
+                    + "; known: --rows N, --table-dir PATH, --shards N, --nodes N");
         }
       }
-      return new DemoOptions(rows, dir, shards);
+      return new DemoOptions(rows, dir, shards, nodes);
     }
   }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.floe.client.FloeClient;
 import io.floe.dataset.DatasetSpec;
+import io.floe.demo.NodeProcess;
 import io.floe.protocol.LoadRequest;
 import io.floe.testing.IcebergTestTables;
 import io.floe.testing.TestRows;

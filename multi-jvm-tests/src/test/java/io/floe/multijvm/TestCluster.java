@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.floe.client.FloeClient;
+import io.floe.demo.NodeProcess;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.time.Duration;
@@ -41,8 +42,15 @@ final class TestCluster implements AutoCloseable {
 
   NodeProcess add() throws IOException {
     int remotePort = nodes.isEmpty() ? seedRemotePort : NodeProcess.freePort();
+    String classpath = System.getProperty("surefire.test.class.path");
     NodeProcess node =
-        NodeProcess.start("node" + nodes.size(), remotePort, seedRemotePort, settings);
+        NodeProcess.start(
+            "node" + nodes.size(),
+            remotePort,
+            seedRemotePort,
+            settings,
+            classpath != null ? classpath : System.getProperty("java.class.path"),
+            java.nio.file.Path.of("target", "node-logs"));
     nodes.add(node);
     return node;
   }

@@ -1,4 +1,4 @@
-package io.floe.multijvm;
+package io.floe.demo;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -12,11 +12,11 @@ import java.util.concurrent.TimeUnit;
 import org.apache.arrow.flight.Location;
 
 /**
- * A data node running as its own JVM on 127.0.0.1, started from the test classpath. Its output goes
- * to a log file beside the test reports. {@link #close()} stops it (SIGTERM, then SIGKILL after 60
- * s), so a test never leaves a node behind.
+ * A data node running as its own JVM on 127.0.0.1, for the demo's local cluster and the multi-JVM
+ * tests. Its output goes to a log file. {@link #close()} stops it (SIGTERM, then SIGKILL after 60
+ * s), so nothing is left behind.
  */
-final class NodeProcess implements AutoCloseable {
+public final class NodeProcess implements AutoCloseable {
   private final String name;
   private final int flightPort;
   private final int remotePort;
@@ -39,15 +39,16 @@ final class NodeProcess implements AutoCloseable {
    *
    * @param settings further -D settings (config path → value)
    */
-  static NodeProcess start(
-      String name, int remotePort, int seedRemotePort, Map<String, String> settings)
+  public static NodeProcess start(
+      String name,
+      int remotePort,
+      int seedRemotePort,
+      Map<String, String> settings,
+      String classpath,
+      Path logs)
       throws IOException {
     int flightPort = freePort();
     int managementPort = freePort();
-    String classpath = System.getProperty("surefire.test.class.path");
-    if (classpath == null) {
-      classpath = System.getProperty("java.class.path");
-    }
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("--add-opens=java.base/java.nio=ALL-UNNAMED");
@@ -66,7 +67,6 @@ final class NodeProcess implements AutoCloseable {
     command.add("-cp");
     command.add(classpath);
     command.add("io.floe.node.Main");
-    Path logs = Path.of("target", "node-logs");
     Files.createDirectories(logs);
     Path log = logs.resolve(name + "-" + System.currentTimeMillis() + ".log");
     Process process =
@@ -74,48 +74,48 @@ final class NodeProcess implements AutoCloseable {
     return new NodeProcess(name, flightPort, remotePort, managementPort, log, process);
   }
 
-  static int freePort() throws IOException {
+  public static int freePort() throws IOException {
     try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       return socket.getLocalPort();
     }
   }
 
-  String name() {
+  public String name() {
     return name;
   }
 
-  int remotePort() {
+  public int remotePort() {
     return remotePort;
   }
 
-  Location location() {
+  public Location location() {
     return Location.forGrpcInsecure("127.0.0.1", flightPort);
   }
 
   /** The node's management endpoint (health routes), e.g. {@code http://127.0.0.1:1234}. */
-  java.net.URI management() {
+  public java.net.URI management() {
     return java.net.URI.create("http://127.0.0.1:" + managementPort);
   }
 
-  Path log() {
+  public Path log() {
     return log;
   }
 
-  boolean isAlive() {
+  public boolean isAlive() {
     return process.isAlive();
   }
 
   /** SIGTERM: the node runs its coordinated shutdown. */
-  void terminate() {
+  public void terminate() {
     process.destroy();
   }
 
   /** SIGKILL: the node vanishes without a word. */
-  void kill() {
+  public void kill() {
     process.destroyForcibly();
   }
 
-  boolean awaitExit(long seconds) throws InterruptedException {
+  public boolean awaitExit(long seconds) throws InterruptedException {
     return process.waitFor(seconds, TimeUnit.SECONDS);
   }
 
