@@ -17,6 +17,8 @@ import org.apache.arrow.flight.Location;
  * s), so nothing is left behind.
  */
 public final class NodeProcess implements AutoCloseable {
+  public static final String MANAGEMENT_PORT = "pekko.management.http.port";
+
   private final String name;
   private final int flightPort;
   private final int remotePort;
@@ -47,8 +49,28 @@ public final class NodeProcess implements AutoCloseable {
       String classpath,
       Path logs)
       throws IOException {
+    return start(name, remotePort, seedRemotePort, settings, Map.of(), classpath, logs);
+  }
+
+  /**
+   * Starts a node with extra environment variables. With {@code seedRemotePort <= 0} the node is
+   * given no seed nodes (it finds its peers through discovery). A management port given in {@code
+   * settings} is used instead of a free one.
+   */
+  public static NodeProcess start(
+      String name,
+      int remotePort,
+      int seedRemotePort,
+      Map<String, String> settings,
+      Map<String, String> environment,
+      String classpath,
+      Path logs)
+      throws IOException {
     int flightPort = freePort();
-    int managementPort = freePort();
+    int managementPort =
+        settings.containsKey(MANAGEMENT_PORT)
+            ? Integer.parseInt(settings.get(MANAGEMENT_PORT))
+            : freePort();
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("--add-opens=java.base/java.nio=ALL-UNNAMED");
@@ -62,15 +84,18 @@ public final class NodeProcess implements AutoCloseable {
     command.add("-Dpekko.management.http.port=" + managementPort);
     command.add("-Dpekko.remote.artery.canonical.hostname=127.0.0.1");
     command.add("-Dpekko.remote.artery.canonical.port=" + remotePort);
-    command.add("-Dpekko.cluster.seed-nodes.0=pekko://floe@127.0.0.1:" + seedRemotePort);
+    if (seedRemotePort > 0) {
+      command.add("-Dpekko.cluster.seed-nodes.0=pekko://floe@127.0.0.1:" + seedRemotePort);
+    }
     settings.forEach((key, value) -> command.add("-D" + key + "=" + value));
     command.add("-cp");
     command.add(classpath);
     command.add("io.floe.node.Main");
     Files.createDirectories(logs);
     Path log = logs.resolve(name + "-" + System.currentTimeMillis() + ".log");
-    Process process =
-        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    ProcessBuilder builder = new ProcessBuilder(command);
+    builder.environment().putAll(environment);
+    Process process = builder.redirectErrorStream(true).redirectOutput(log.toFile()).start();
     return new NodeProcess(name, flightPort, remotePort, managementPort, log, process);
   }
 
