@@ -48,9 +48,6 @@ class KubernetesManifestsTest {
   private static final String OVERLAY = "k8s/overlays/example";
   private static final String NAMESPACE = "floe-example";
   private static final String CONFIG_MAP = "floe-config";
-  // TODO(main developer): drop once application.conf sets pekko.management.http.port; Pekko's own
-  // default is 7626, so the manifests' 8558 only holds if application.conf says so.
-  private static final int MANAGEMENT_PORT_ASSUMED = 8558;
   private static final Set<String> CLUSTER_SCOPED =
       Set.of(
           "Namespace",
@@ -125,10 +122,7 @@ class KubernetesManifestsTest {
 
   @Test
   void portsMatchApplicationConf() {
-    int managementPort =
-        appConf.hasPath("pekko.management.http.port")
-            ? appConf.getInt("pekko.management.http.port")
-            : MANAGEMENT_PORT_ASSUMED;
+    int managementPort = appConf.getInt("pekko.management.http.port");
     Map<String, Integer> expected =
         Map.of(
             "flight", appConf.getInt("floe.flight.port"),
