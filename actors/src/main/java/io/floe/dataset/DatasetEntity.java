@@ -53,6 +53,10 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
       ServiceKey.create(Command.class, "floe-datasets");
 
   private static final int STASH_CAPACITY = 10_000;
+  // A logger of its own: an actor's context logger is named after its current behavior, which
+  // during recovery is not this class.
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(DatasetEntity.class);
 
   /** Messages a dataset entity takes. */
   public sealed interface Command extends CborSerializable {}
@@ -98,6 +102,9 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
       implements CborSerializable {}
 
   public static void init(ActorSystem<?> system, NodeResources resources) {
+    // Start this node's replicator now: it is created lazily, and a node without one neither
+    // takes part in majority writes nor keeps a copy of the dataset records.
+    DistributedData.get(system);
     ClusterSharding.get(system)
         .init(
             Entity.of(TYPE_KEY, ctx -> create(ctx, resources))
@@ -137,8 +144,12 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
                 return Behaviors.same();
               }
               if (read.failed()) {
-                ctx.getLog()
-                    .warn("Dataset '{}': its record could not be read; starting empty", name);
+                LOG.warn("Dataset '{}': its record could not be read; starting empty", name);
+              } else {
+                LOG.info(
+                    "Dataset '{}' entity started {}",
+                    name,
+                    read.record() == null ? "with no record" : "from its record");
               }
               DatasetEntity entityBehavior =
                   new DatasetEntity(ctx, entity, resources, replicator, read.record());
@@ -214,7 +225,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     this.sharding = ClusterSharding.get(context.getSystem());
     this.sliceReplies = context.messageAdapter(SliceEntity.LoadResult.class, SliceReply::new);
     if (record != null) {
-      context.getLog().info("Dataset '{}': recovering generation {}", name, record.generation());
+      LOG.info("Dataset '{}': recovering generation {}", name, record.generation());
       spec = record.spec();
       start(record.pinnedSpec(), record.generation());
     }
@@ -230,7 +241,12 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
         .onMessage(GetStatus.class, this::onGetStatus)
         .onMessage(GetLayout.class, this::onGetLayout)
         .onMessage(Drop.class, this::onDrop)
-        .onMessage(RecordWritten.class, w -> this)
+        .onMessage(
+            RecordWritten.class,
+            w -> {
+              LOG.debug("Dataset '{}': record update {}", name, w.outcome());
+              return this;
+            })
         .onMessage(RecordRead.class, r -> this)
         .onMessage(Stop.class, s -> Behaviors.stopped())
         .build();
@@ -268,7 +284,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     plan = null;
     secondsToReady = -1;
     requestedAtNanos = System.nanoTime();
-    getContext().getLog().info("Dataset '{}': planning {}", name, toPlan.table());
+    LOG.info("Dataset '{}': planning {}", name, toPlan.table());
     CompletableFuture<ScanPlan> planning =
         CompletableFuture.supplyAsync(
             () ->
@@ -341,6 +357,12 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     }
     Integer index = sliceIndex.get(get.sliceId());
     if (index == null || plan == null || state == DatasetState.FAILED) {
+      LOG.info(
+          "Dataset '{}' ({}, generation {}) does not want slice {}",
+          name,
+          state,
+          generation,
+          get.sliceId());
       get.replyTo().tell(new SliceAssignment(null, null));
       return stopIfAbsent();
     }
@@ -418,7 +440,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
   private void fail(Failure why) {
     state = DatasetState.FAILED;
     failure = why;
-    getContext().getLog().warn("Dataset '{}' FAILED ({}): {}", name, why.kind(), why.message());
+    LOG.warn("Dataset '{}' FAILED ({}): {}", name, why.kind(), why.message());
     releaseSlices();
     forget();
     reply(waitingForPlan);
@@ -498,7 +520,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     reply(waitingForReady);
     state = DatasetState.ABSENT;
     plan = null;
-    getContext().getLog().info("Dataset '{}' dropped", name);
+    LOG.info("Dataset '{}' dropped", name);
     drop.replyTo().tell(last);
     return stopIfAbsent();
   }

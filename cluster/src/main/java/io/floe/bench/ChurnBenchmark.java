@@ -41,6 +41,7 @@ public final class ChurnBenchmark {
         Map.of(
             "floe.load.slice-target-size", sliceSize,
             "floe.load.threads", "1",
+            "floe.security.ticket-secret", NodeProcess.randomSecret(),
             "floe.memory.limit", "2GiB",
             "floe.load.retire-linger", "5s",
             "pekko.cluster.role.data.min-nr-of-members", "3",

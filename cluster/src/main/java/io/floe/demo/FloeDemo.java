@@ -78,6 +78,7 @@ public final class FloeDemo {
       throws Exception {
     int seedPort = NodeProcess.freePort();
     Path logs = Path.of("data", "node-logs");
+    String secret = NodeProcess.randomSecret();
     List<NodeProcess> nodes = new ArrayList<>();
     try (BufferAllocator allocator = new RootAllocator()) {
       for (int i = 0; i < options.nodes(); i++) {

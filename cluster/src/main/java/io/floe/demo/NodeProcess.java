@@ -99,6 +99,13 @@ public final class NodeProcess implements AutoCloseable {
     return new NodeProcess(name, flightPort, remotePort, managementPort, log, process);
   }
 
+  /** A fresh ticket secret for a local cluster's nodes to share. */
+  public static String randomSecret() {
+    byte[] bytes = new byte[24];
+    new java.security.SecureRandom().nextBytes(bytes);
+    return java.util.HexFormat.of().formatHex(bytes);
+  }
+
   public static int freePort() throws IOException {
     try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       return socket.getLocalPort();

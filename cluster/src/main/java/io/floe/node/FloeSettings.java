@@ -3,6 +3,7 @@ package io.floe.node;
 import com.typesafe.config.Config;
 import io.floe.gateway.GatewaySettings;
 import io.floe.iceberg.StorageSettings;
+import io.floe.ticket.TicketSigner;
 import java.time.Duration;
 import org.apache.arrow.flight.Location;
 
@@ -28,7 +29,9 @@ public record FloeSettings(
     Duration stallTimeout,
     StorageSettings storage,
     boolean managementEnabled,
-    boolean kubernetesDiscovery) {
+    boolean kubernetesDiscovery,
+    String ticketSecret,
+    Duration ticketTtl) {
 
   public static FloeSettings fromConfig(Config root) {
     Config floe = root.getConfig("floe");
@@ -49,7 +52,9 @@ public record FloeSettings(
         floe.getDuration("gateway.stall-timeout"),
         StorageSettings.fromConfig(floe.getConfig("storage")),
         floe.getBoolean("management.enabled"),
-        discovery(floe.getString("cluster.discovery")));
+        discovery(floe.getString("cluster.discovery")),
+        floe.getString("security.ticket-secret"),
+        floe.getDuration("security.ticket-ttl"));
   }
 
   private static boolean discovery(String method) {
@@ -70,7 +75,20 @@ public record FloeSettings(
         Location.forGrpcInsecure(advertisedHost, boundPort),
         askTimeout,
         loadWaitTimeout,
-        stallTimeout);
+        stallTimeout,
+        tickets());
+  }
+
+  /**
+   * The ticket signer: from the shared secret, or, with none configured, a random one that only
+   * this node knows (fine for a node on its own; a cluster must share a secret).
+   */
+  private TicketSigner tickets() {
+    if (ticketSecret.isBlank()) {
+      return TicketSigner.random(ticketTtl);
+    }
+    return new TicketSigner(
+        ticketSecret.getBytes(java.nio.charset.StandardCharsets.UTF_8), ticketTtl);
   }
 
   public NodeResources.Builder resources() {

@@ -8,8 +8,11 @@ import io.floe.dataset.DatasetSpec;
 import io.floe.protocol.LoadRequest;
 import io.floe.testing.IcebergTestTables;
 import io.floe.testing.TestRows;
+import io.floe.ticket.FloeTicket;
+import io.floe.ticket.TicketSigner;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import org.apache.arrow.flight.Action;
 import org.apache.arrow.flight.FlightClient;
@@ -173,11 +176,19 @@ class BadInputTest {
   void forgedOrAlteredTicketsAreRejected() {
     assertStatus(
         () -> drain(new Ticket("garbage".getBytes(StandardCharsets.UTF_8))),
-        FlightStatusCode.INVALID_ARGUMENT,
+        FlightStatusCode.UNAUTHENTICATED,
         "ticket");
-    String noSuchSlice = "{\"dataset\":\"good\",\"slice\":\"good/1/999\",\"from\":0,\"to\":1}";
+    String unsigned = "{\"dataset\":\"good\",\"slice\":\"good/1/0\",\"from\":0,\"to\":1}";
     assertStatus(
-        () -> drain(new Ticket(noSuchSlice.getBytes(StandardCharsets.UTF_8))),
+        () -> drain(new Ticket(unsigned.getBytes(StandardCharsets.UTF_8))),
+        FlightStatusCode.UNAUTHENTICATED,
+        "not signed");
+    // Signed with the cluster's secret, but for a slice nobody holds.
+    TicketSigner signer =
+        new TicketSigner(
+            TestNodes.TICKET_SECRET.getBytes(StandardCharsets.UTF_8), Duration.ofMinutes(1));
+    assertStatus(
+        () -> drain(signer.sign(new FloeTicket("good", "good/1/999", 0, 1))),
         FlightStatusCode.NOT_FOUND,
         "good/1/999");
   }

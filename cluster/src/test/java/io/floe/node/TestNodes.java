@@ -5,6 +5,9 @@ import com.typesafe.config.ConfigFactory;
 
 /** Starts single data nodes on 127.0.0.1 with free ports, for tests. */
 final class TestNodes {
+  /** The ticket secret test nodes share, so tests can sign (and forge) tickets. */
+  static final String TICKET_SECRET = "test-ticket-secret-0123456789";
+
   private TestNodes() {}
 
   static FloeNode start(String overrides) {
@@ -14,6 +17,9 @@ final class TestNodes {
                 ConfigFactory.parseString(
                     "floe.flight.port = 0\n"
                         + "floe.management.enabled = false\n"
+                        + "floe.security.ticket-secret = \""
+                        + TICKET_SECRET
+                        + "\"\n"
                         + "floe.flight.bind-host = 127.0.0.1\n"
                         + "floe.load.slice-target-size = 16KiB\n"
                         + "floe.load.threads = 2\n"

@@ -7,19 +7,32 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
 import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
 import org.apache.pekko.cluster.sharding.typed.javadsl.EntityRef;
 
-/** The gateway's questions to dataset entities, wherever in the cluster they live. */
+/**
+ * The gateway's questions to dataset entities, wherever in the cluster they live. While a dataset's
+ * entity is moving (its node left or died and sharding has not placed it again yet), asks to it
+ * wait; after {@link #PATIENCE} the gateway answers status and layout from the last answer it had,
+ * marked stale, so that readers and operators keep getting answers. Readers that plan from a stale
+ * layout and find a slice gone plan again.
+ */
 public final class DatasetQueries {
+  static final Duration PATIENCE = Duration.ofSeconds(3);
+
   private final ActorSystem<?> system;
   private final ClusterSharding sharding;
   private final GatewaySettings settings;
+  private final Map<String, DatasetStatus> lastStatus = new ConcurrentHashMap<>();
+  private final Map<String, DatasetEntity.LayoutReply> lastLayout = new ConcurrentHashMap<>();
 
   public DatasetQueries(ActorSystem<?> system, GatewaySettings settings) {
     this.system = system;
@@ -41,16 +54,48 @@ public final class DatasetQueries {
         .ask(replyTo -> new DatasetEntity.Load(spec, untilReady, replyTo), timeout);
   }
 
-  public CompletionStage<DatasetStatus> status(String name) {
-    return dataset(name).ask(DatasetEntity.GetStatus::new, settings.askTimeout());
+  /** The dataset's status; {@code stale} in the answer says it came from the last one known. */
+  public CompletionStage<Answer<DatasetStatus>> status(String name) {
+    return remembered(
+        dataset(name).ask(DatasetEntity.GetStatus::new, settings.askTimeout()), name, lastStatus);
   }
 
-  public CompletionStage<DatasetEntity.LayoutReply> layout(String name) {
-    return dataset(name).ask(DatasetEntity.GetLayout::new, settings.askTimeout());
+  public CompletionStage<Answer<DatasetEntity.LayoutReply>> layout(String name) {
+    return remembered(
+        dataset(name).ask(DatasetEntity.GetLayout::new, settings.askTimeout()), name, lastLayout);
   }
 
   public CompletionStage<DatasetStatus> drop(String name) {
-    return dataset(name).ask(DatasetEntity.Drop::new, settings.askTimeout());
+    return dataset(name)
+        .ask(DatasetEntity.Drop::new, settings.askTimeout())
+        .thenApply(
+            status -> {
+              lastStatus.remove(name);
+              lastLayout.remove(name);
+              return status;
+            });
+  }
+
+  /** An answer, and whether it is the last one known rather than a fresh one. */
+  public record Answer<T>(T value, boolean stale) {}
+
+  private <T> CompletionStage<Answer<T>> remembered(
+      CompletionStage<T> ask, String name, Map<String, T> last) {
+    CompletableFuture<T> fresh = ask.toCompletableFuture();
+    fresh.thenAccept(value -> last.put(name, value));
+    CompletableFuture<Answer<T>> answer = fresh.thenApply(value -> new Answer<>(value, false));
+    CompletableFuture<Answer<T>> fallback = new CompletableFuture<>();
+    CompletableFuture.delayedExecutor(PATIENCE.toMillis(), TimeUnit.MILLISECONDS)
+        .execute(
+            () -> {
+              T known = last.get(name);
+              if (known != null && !fresh.isDone()) {
+                fallback.complete(new Answer<>(known, true));
+              }
+            });
+    return answer
+        .applyToEither(fallback.exceptionally(e -> null), a -> a)
+        .thenCompose(a -> a != null ? CompletableFuture.completedFuture(a) : answer);
   }
 
   /** Every loaded dataset's status, by name. */

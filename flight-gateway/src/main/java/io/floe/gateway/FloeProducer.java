@@ -61,7 +61,7 @@ public final class FloeProducer extends NoOpFlightProducer {
     this.datasets = datasets;
     this.slices = slices;
     this.settings = settings;
-    this.planner = new ReadPlanner(settings.advertised());
+    this.planner = new ReadPlanner(settings.advertised(), settings.tickets());
     this.clusterView = new ClusterView(datasets.system());
   }
 
@@ -107,7 +107,14 @@ public final class FloeProducer extends NoOpFlightProducer {
       case STATUS:
         return datasets
             .status(NameRequest.parse(action.getBody(), STATUS).name())
-            .thenApply(status -> Json.bytes(StatusJson.of(status)));
+            .thenApply(
+                answer -> {
+                  ObjectNode node = StatusJson.of(answer.value());
+                  if (answer.stale()) {
+                    node.put("stale", true);
+                  }
+                  return Json.bytes(node);
+                });
       case DROP:
         String name = NameRequest.parse(action.getBody(), DROP).name();
         return datasets
@@ -188,7 +195,7 @@ public final class FloeProducer extends NoOpFlightProducer {
   }
 
   private FlightInfo info(ReadRequest request, FlightDescriptor descriptor) {
-    DatasetEntity.LayoutReply reply = await(datasets.layout(request.dataset()));
+    DatasetEntity.LayoutReply reply = await(datasets.layout(request.dataset())).value();
     if (reply.layout() == null) {
       throw FlightErrors.notReady(reply.status());
     }
@@ -199,7 +206,7 @@ public final class FloeProducer extends NoOpFlightProducer {
   public void getStream(CallContext context, Ticket ticket, ServerStreamListener listener) {
     long id = streams.incrementAndGet();
     try {
-      FloeTicket floeTicket = FloeTicket.parse(ticket);
+      FloeTicket floeTicket = settings.tickets().verify(ticket);
       try (LoadedSlice.Lease lease =
           slices.acquire(floeTicket.sliceId()).orElseThrow(() -> notHeld(floeTicket.sliceId()))) {
         long batches =

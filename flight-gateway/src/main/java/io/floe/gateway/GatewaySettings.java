@@ -1,5 +1,6 @@
 package io.floe.gateway;
 
+import io.floe.ticket.TicketSigner;
 import java.time.Duration;
 import org.apache.arrow.flight.Location;
 import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
@@ -11,9 +12,14 @@ import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
  * @param askTimeout how long a query to a dataset entity may take
  * @param loadWaitTimeout how long a {@code load} with {@code wait} may wait for READY
  * @param stallTimeout how long a stream waits for a reader that stopped reading before giving up
+ * @param tickets signs the tickets this node plans and checks those it serves
  */
 public record GatewaySettings(
-    Location advertised, Duration askTimeout, Duration loadWaitTimeout, Duration stallTimeout) {
+    Location advertised,
+    Duration askTimeout,
+    Duration loadWaitTimeout,
+    Duration stallTimeout,
+    TicketSigner tickets) {
   public static final Duration ASK_TIMEOUT_DEFAULT = Duration.ofSeconds(30);
   public static final Duration LOAD_WAIT_TIMEOUT_DEFAULT = Duration.ofMinutes(30);
   public static final Duration STALL_TIMEOUT_DEFAULT = Duration.ofMinutes(5);
@@ -26,6 +32,10 @@ public record GatewaySettings(
 
   public static GatewaySettings of(Location advertised) {
     return new GatewaySettings(
-        advertised, ASK_TIMEOUT_DEFAULT, LOAD_WAIT_TIMEOUT_DEFAULT, STALL_TIMEOUT_DEFAULT);
+        advertised,
+        ASK_TIMEOUT_DEFAULT,
+        LOAD_WAIT_TIMEOUT_DEFAULT,
+        STALL_TIMEOUT_DEFAULT,
+        TicketSigner.random(TicketSigner.TTL_DEFAULT));
   }
 }

@@ -3,6 +3,7 @@ package io.floe.gateway;
 import io.floe.dataset.DatasetLayout;
 import io.floe.protocol.ReadRequest;
 import io.floe.ticket.FloeTicket;
+import io.floe.ticket.TicketSigner;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.flight.FlightDescriptor;
@@ -17,9 +18,11 @@ import org.apache.arrow.vector.types.pojo.Schema;
  */
 final class ReadPlanner {
   private final Location self;
+  private final TicketSigner tickets;
 
-  ReadPlanner(Location self) {
+  ReadPlanner(Location self, TicketSigner tickets) {
     this.self = self;
+    this.tickets = tickets;
   }
 
   FlightInfo plan(DatasetLayout layout, ReadRequest request, FlightDescriptor descriptor) {
@@ -34,7 +37,7 @@ final class ReadPlanner {
     double bytes = 0;
     for (DatasetLayout.SlicePart part : layout.parts(range[0], range[1])) {
       FloeTicket ticket = new FloeTicket(layout.name(), part.sliceId(), part.from(), part.to());
-      endpoints.add(new FlightEndpoint(ticket.toTicket(), holder(part)));
+      endpoints.add(new FlightEndpoint(tickets.sign(ticket), holder(part)));
       DatasetLayout.SliceRows slice = slice(layout, part.sliceId());
       bytes += slice.rows() == 0 ? 0 : (double) slice.bytes() * part.rows() / slice.rows();
     }

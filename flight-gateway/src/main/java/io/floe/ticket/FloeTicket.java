@@ -7,8 +7,9 @@ import org.apache.arrow.flight.Ticket;
 import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
 
 /**
- * What one {@code DoGet} serves: rows {@code [from, to)} of one slice of one dataset. Encoded as a
- * small JSON object in the Flight ticket.
+ * What one {@code DoGet} serves: rows {@code [from, to)} of one slice of one dataset. On the wire
+ * it is a small JSON object, signed by {@link TicketSigner}; clients may read it (to resume a slice
+ * range after a failure) but cannot change it.
  */
 public record FloeTicket(String dataset, String sliceId, long from, long to) {
   private static final String WHAT = "ticket";
@@ -25,15 +26,6 @@ public record FloeTicket(String dataset, String sliceId, long from, long to) {
 
   public long rows() {
     return to - from;
-  }
-
-  public Ticket toTicket() {
-    ObjectNode node = Json.object();
-    node.put("dataset", dataset);
-    node.put("slice", sliceId);
-    node.put("from", from);
-    node.put("to", to);
-    return new Ticket(Json.bytes(node));
   }
 
   /**

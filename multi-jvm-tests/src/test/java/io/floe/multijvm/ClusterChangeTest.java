@@ -31,6 +31,7 @@ class ClusterChangeTest {
   static final Map<String, String> SETTINGS =
       Map.ofEntries(
           Map.entry("floe.load.slice-target-size", "16KiB"),
+          Map.entry("floe.security.ticket-secret", "multi-jvm-test-secret-0123456789"),
           Map.entry("floe.memory.limit", "512MiB"),
           Map.entry("floe.load.threads", "1"),
           Map.entry("floe.load.retire-linger", "15s"),
@@ -144,38 +145,46 @@ class ClusterChangeTest {
   @Test
   void sigkilledNodeIsDownedAndItsSlicesReloadOnTheSurvivors() throws Exception {
     try (TestCluster cluster = TestCluster.start(3, SETTINGS);
-        BufferAllocator allocator = new RootAllocator();
-        FloeClient client = cluster.client(allocator, 0);
-        FloeClient watch = cluster.client(allocator, 0)) {
-      cluster.awaitMembers(client, 3);
-      load(client);
-      String killedUri = cluster.node(2).location().getUri().toString();
-      assertThat(holders(client)).containsValue(killedUri);
-      ClusterReads.CountingReader reader = new ClusterReads.CountingReader(10);
-      try (ClusterReads.Watcher watcher = new ClusterReads.Watcher(watch, "events")) {
-        CompletableFuture<Long> read =
-            CompletableFuture.supplyAsync(() -> reader.read(client, "events"));
-        reader.started.await(60, TimeUnit.SECONDS);
-
-        cluster.node(2).kill();
-        cluster.awaitMembers(client, 2);
-        Awaitility.await()
-            .atMost(Duration.ofSeconds(120))
-            .pollInterval(Duration.ofSeconds(1))
-            .ignoreExceptions()
-            .until(() -> client.status("events").path("state").asText().equals("READY"));
-        reader.slow.set(false);
-
-        assertThat(read.get(3, TimeUnit.MINUTES)).as(cluster.logs()).isEqualTo(ROWS);
-        assertThat(reader.seen).hasSize((int) ROWS);
-        assertThat(reader.duplicates()).isZero();
-        assertThat(holders(client)).doesNotContainValue(killedUri);
-        assertThat(watcher.unanswered).as("calls the cluster did not answer").isEmpty();
+        BufferAllocator allocator = new RootAllocator()) {
+      int victim;
+      try (FloeClient setup = cluster.client(allocator, 0)) {
+        cluster.awaitMembers(setup, 3);
+        load(setup);
+        // Kill the node that holds the dataset's own entity: the hardest loss, since the dataset
+        // must recover from its replicated record as well as reload that node's slices.
+        victim = cluster.nodeLogging("Dataset 'events': planning");
       }
-      ClusterReads.CountingReader again = new ClusterReads.CountingReader(1);
-      again.slow.set(false);
-      assertThat(again.read(client, "events")).isEqualTo(ROWS);
-      assertThat(again.duplicates()).isZero();
+      int survivor = victim == 0 ? 1 : 0;
+      String killedUri = cluster.node(victim).location().getUri().toString();
+      try (FloeClient client = cluster.client(allocator, survivor);
+          FloeClient watch = cluster.client(allocator, survivor)) {
+        assertThat(holders(client)).containsValue(killedUri);
+        ClusterReads.CountingReader reader = new ClusterReads.CountingReader(10);
+        try (ClusterReads.Watcher watcher = new ClusterReads.Watcher(watch, "events")) {
+          CompletableFuture<Long> read =
+              CompletableFuture.supplyAsync(() -> reader.read(client, "events"));
+          reader.started.await(60, TimeUnit.SECONDS);
+
+          cluster.node(victim).kill();
+          cluster.awaitMembers(client, 2);
+          Awaitility.await()
+              .atMost(Duration.ofSeconds(120))
+              .pollInterval(Duration.ofSeconds(1))
+              .ignoreExceptions()
+              .until(() -> client.status("events").path("state").asText().equals("READY"));
+          reader.slow.set(false);
+
+          assertThat(read.get(3, TimeUnit.MINUTES)).as(cluster.logs()).isEqualTo(ROWS);
+          assertThat(reader.seen).hasSize((int) ROWS);
+          assertThat(reader.duplicates()).isZero();
+          assertThat(holders(client)).doesNotContainValue(killedUri);
+          assertThat(watcher.unanswered).as("calls the cluster did not answer").isEmpty();
+        }
+        ClusterReads.CountingReader again = new ClusterReads.CountingReader(1);
+        again.slow.set(false);
+        assertThat(again.read(client, "events")).isEqualTo(ROWS);
+        assertThat(again.duplicates()).isZero();
+      }
     }
   }
 }

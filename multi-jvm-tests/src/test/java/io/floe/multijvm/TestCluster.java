@@ -86,6 +86,16 @@ final class TestCluster implements AutoCloseable {
     return FloeClient.connect(allocator, nodes.get(node).location());
   }
 
+  /** The index of the first node whose log has a line containing {@code text}. */
+  int nodeLogging(String text) throws IOException {
+    for (int i = 0; i < nodes.size(); i++) {
+      if (Files.readAllLines(nodes.get(i).log()).stream().anyMatch(l -> l.contains(text))) {
+        return i;
+      }
+    }
+    throw new IllegalStateException("No node logged '" + text + "'");
+  }
+
   /** The tail of every node's log, for failure messages. */
   String logs() {
     StringBuilder out = new StringBuilder();

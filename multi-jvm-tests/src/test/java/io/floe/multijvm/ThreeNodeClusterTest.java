@@ -27,6 +27,7 @@ class ThreeNodeClusterTest {
   static final Map<String, String> SETTINGS =
       Map.of(
           "floe.load.slice-target-size", "16KiB",
+          "floe.security.ticket-secret", "multi-jvm-test-secret-0123456789",
           "floe.memory.limit", "512MiB",
           "floe.load.threads", "1",
           "pekko.cluster.role.data.min-nr-of-members", "2");
