@@ -357,7 +357,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     }
     Integer index = sliceIndex.get(get.sliceId());
     if (index == null || plan == null || state == DatasetState.FAILED) {
-      LOG.info(
+      LOG.debug(
           "Dataset '{}' ({}, generation {}) does not want slice {}",
           name,
           state,

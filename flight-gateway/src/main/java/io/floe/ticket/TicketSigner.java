@@ -81,11 +81,11 @@ public final class TicketSigner {
     try {
       ObjectNode node = Json.parseObject(ticket.getBytes(), "ticket");
       parsed = FloeTicket.parse(ticket);
-      if (!node.hasNonNull("expires") || !node.get("expires").canConvertToLong()) {
-        throw unauthenticated("ticket has no expiry");
-      }
       if (!node.hasNonNull("sig") || !node.get("sig").isTextual()) {
         throw unauthenticated("ticket is not signed");
+      }
+      if (!node.hasNonNull("expires") || !node.get("expires").canConvertToLong()) {
+        throw unauthenticated("ticket has no expiry");
       }
       expires = node.get("expires").asLong();
       signature = node.get("sig").asText();
