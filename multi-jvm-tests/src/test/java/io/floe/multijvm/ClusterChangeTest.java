@@ -8,6 +8,7 @@ import io.floe.demo.NodeProcess;
 import io.floe.protocol.LoadRequest;
 import io.floe.testing.IcebergTestTables;
 import io.floe.testing.TestRows;
+import io.floe.ticket.FloeTicket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -67,8 +68,10 @@ class ClusterChangeTest {
     FlightInfo info = client.plan("events", 0, 1);
     Map<String, String> holders = new HashMap<>();
     for (FlightEndpoint endpoint : info.getEndpoints()) {
-      String ticket = new String(endpoint.getTicket().getBytes());
-      holders.put(ticket, endpoint.getLocations().get(0).getUri().toString());
+      // By slice id: tickets carry a fresh expiry and signature in every plan.
+      holders.put(
+          FloeTicket.parse(endpoint.getTicket()).sliceId(),
+          endpoint.getLocations().get(0).getUri().toString());
     }
     return holders;
   }
