@@ -29,6 +29,9 @@ public final class NodeResources implements AutoCloseable {
   public static final int LOADS_PER_DATASET_DEFAULT = 4;
   public static final java.time.Duration RETIRE_LINGER_DEFAULT = java.time.Duration.ofSeconds(30);
 
+  /** A leaving node serves its moved slices at most this long before it stops Flight. */
+  public static final java.time.Duration SHUTDOWN_LINGER_MAX = java.time.Duration.ofSeconds(20);
+
   private final BufferAllocator allocator;
   private final SliceStore sliceStore = new SliceStore();
   private final AllocatorReaper reaper = new AllocatorReaper();
@@ -38,6 +41,7 @@ public final class NodeResources implements AutoCloseable {
   private final ExecutorService loadExecutor;
   private final int loadsPerDataset;
   private final java.time.Duration retireLinger;
+  private final AtomicInteger retiring = new AtomicInteger();
   private final java.util.concurrent.ScheduledExecutorService timers =
       Executors.newSingleThreadScheduledExecutor(
           r -> {
@@ -101,6 +105,42 @@ public final class NodeResources implements AutoCloseable {
   /** How long a slice that moved away keeps serving readers that planned against it. */
   public java.time.Duration retireLinger() {
     return retireLinger;
+  }
+
+  /**
+   * Keeps a moved slice serving for the retire linger (shorter when the node is shutting down, so
+   * that it leaves within its grace period), then runs {@code release}.
+   */
+  public void retire(Runnable release, boolean shuttingDown) {
+    java.time.Duration linger =
+        shuttingDown && retireLinger.compareTo(SHUTDOWN_LINGER_MAX) > 0
+            ? SHUTDOWN_LINGER_MAX
+            : retireLinger;
+    retiring.incrementAndGet();
+    timers.schedule(
+        () -> {
+          try {
+            release.run();
+          } finally {
+            retiring.decrementAndGet();
+          }
+        },
+        linger.toMillis(),
+        java.util.concurrent.TimeUnit.MILLISECONDS);
+  }
+
+  /** Waits until every retired slice has been released, or {@code timeout} passed. */
+  public boolean awaitRetired(java.time.Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (retiring.get() > 0 && System.nanoTime() < deadline) {
+      try {
+        Thread.sleep(50);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+    return retiring.get() == 0;
   }
 
   /** Timers for slice housekeeping (freeing moved slices after the linger). */

@@ -7,7 +7,6 @@ import io.floe.serialization.CborSerializable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.CoordinatedShutdown;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -185,15 +184,28 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
         CoordinatedShutdown.get(Adapter.toClassic(getContext().getSystem()))
             .getShutdownReason()
             .isPresent();
-    if (released || shuttingDown || resources.retireLinger().isZero()) {
+    if (released || resources.retireLinger().isZero() || (shuttingDown && alone())) {
       holder.close();
     } else {
-      // Moved by a rebalance: readers that planned against this copy may still come for it.
-      resources
-          .timers()
-          .schedule(holder::close, resources.retireLinger().toMillis(), TimeUnit.MILLISECONDS);
+      // Moved by a rebalance or a leaving node: the dataset points readers here until the new
+      // holder has loaded, so this copy keeps serving meanwhile (the node's Flight server stays
+      // up until retired copies are gone).
+      resources.retire(holder::close, shuttingDown);
     }
     return this;
+  }
+
+  /** No other member is up to take the slice over, so there is nobody to serve for. */
+  private boolean alone() {
+    org.apache.pekko.cluster.typed.Cluster cluster =
+        org.apache.pekko.cluster.typed.Cluster.get(getContext().getSystem());
+    for (org.apache.pekko.cluster.Member member : cluster.state().getMembers()) {
+      if (!member.equals(cluster.selfMember())
+          && member.status() == org.apache.pekko.cluster.MemberStatus.up()) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** Hands a finished load to the store unless the entity stopped meanwhile. */

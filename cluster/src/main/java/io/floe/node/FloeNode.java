@@ -107,14 +107,20 @@ public final class FloeNode implements AutoCloseable {
               NodeHealth.get(Adapter.toClassic(system)).leaving();
               return CompletableFuture.completedFuture(Done.getInstance());
             });
+    // Flight keeps serving through hand-off: the slices this node held keep answering readers
+    // until their new holders have loaded (see SliceEntity), then the server stops and lets
+    // running streams finish.
     CoordinatedShutdown.get(system)
         .addTask(
-            CoordinatedShutdown.PhaseServiceUnbind(),
+            CoordinatedShutdown.PhaseBeforeActorSystemTerminate(),
             "floe-flight-stop",
-            () -> {
-              stopFlight();
-              return CompletableFuture.completedFuture(Done.getInstance());
-            });
+            () ->
+                CompletableFuture.supplyAsync(
+                    () -> {
+                      resources.awaitRetired(NodeResources.SHUTDOWN_LINGER_MAX.plusSeconds(5));
+                      stopFlight();
+                      return Done.getInstance();
+                    }));
     system
         .getWhenTerminated()
         .thenRun(
