@@ -315,19 +315,9 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     knownCount = 0;
     presentCount = 0;
     state = DatasetState.LOADING;
-    getContext()
-        .getLog()
-        .info("Dataset '{}': snapshot {}, {} slices", name, plan.snapshotId(), slices.size());
+    LOG.info("Dataset '{}': snapshot {}, {} slices", name, plan.snapshotId(), slices.size());
     DatasetRecord record = new DatasetRecord(spec, generation, plan.snapshotId());
-    replicator.askUpdate(
-        askReplyTo ->
-            new Replicator.Update<>(
-                DatasetDirectory.KEY,
-                LWWMap.empty(),
-                DatasetDirectory.write(),
-                askReplyTo,
-                map -> DatasetDirectory.put(map, selfAddress, record)),
-        response -> new RecordWritten(response.getClass().getSimpleName()));
+    updateDirectory(map -> DatasetDirectory.put(map, selfAddress, record));
     getContext()
         .getSystem()
         .receptionist()
@@ -372,9 +362,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
       presentCount--;
       if (state == DatasetState.READY) {
         state = DatasetState.DEGRADED;
-        getContext()
-            .getLog()
-            .info("Dataset '{}' DEGRADED: slice {} is reloading", name, get.sliceId());
+        LOG.info("Dataset '{}' DEGRADED: slice {} is reloading", name, get.sliceId());
       }
     }
     get.replyTo().tell(new SliceAssignment(plan.slices().get(index), sliceReplies));
@@ -420,16 +408,14 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
         secondsToReady = (System.nanoTime() - requestedAtNanos) / 1e9;
       }
       DatasetStatus status = status();
-      getContext()
-          .getLog()
-          .info(
-              "Dataset '{}' READY{}: {} rows, {} bytes in {} slices, {} s",
-              name,
-              first ? "" : " again",
-              status.rows(),
-              status.bytes(),
-              known.length,
-              String.format("%.2f", (System.nanoTime() - requestedAtNanos) / 1e9));
+      LOG.info(
+          "Dataset '{}' READY{}: {} rows, {} bytes in {} slices, {} s",
+          name,
+          first ? "" : " again",
+          status.rows(),
+          status.bytes(),
+          known.length,
+          String.format("%.2f", (System.nanoTime() - requestedAtNanos) / 1e9));
       reply(waitingForReady);
     } else if (state == DatasetState.LOADING && knownCount == known.length) {
       // Every slice answered once, but one restarted meanwhile: rows are known, one is missing.
@@ -466,6 +452,12 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
 
   /** Removes the record, so the entity does not recover after a move. */
   private void forget() {
+    updateDirectory(map -> DatasetDirectory.remove(map, selfAddress, name));
+  }
+
+  private void updateDirectory(
+      java.util.function.Function<LWWMap<String, DatasetRecord>, LWWMap<String, DatasetRecord>>
+          change) {
     replicator.askUpdate(
         askReplyTo ->
             new Replicator.Update<>(
@@ -473,7 +465,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
                 LWWMap.empty(),
                 DatasetDirectory.write(),
                 askReplyTo,
-                map -> DatasetDirectory.remove(map, selfAddress, name)),
+                change::apply),
         response -> new RecordWritten(response.getClass().getSimpleName()));
   }
 

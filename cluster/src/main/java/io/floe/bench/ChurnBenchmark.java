@@ -62,7 +62,7 @@ public final class ChurnBenchmark {
                 logs));
       }
       try (FloeClient client = FloeClient.connect(allocator, nodes.get(0).location())) {
-        awaitMembers(client, 3);
+        client.awaitMembers(3, java.time.Duration.ofMinutes(3));
         JsonNode status =
             client.load(new LoadRequest(DatasetSpec.of("churn", table.metadataLocation()), true));
         System.out.printf(
@@ -76,7 +76,7 @@ public final class ChurnBenchmark {
         nodes.add(
             NodeProcess.start(
                 "node3", NodeProcess.freePort(), seedPort, settings, classpath, logs));
-        awaitMembers(client, 4);
+        client.awaitMembers(4, java.time.Duration.ofMinutes(3));
         Map<String, Placement> afterJoin = settle(client);
         report("3 -> 4 (node joins)", before, afterJoin, start);
 
@@ -84,7 +84,7 @@ public final class ChurnBenchmark {
         NodeProcess leaving = nodes.get(3);
         leaving.terminate();
         leaving.awaitExit(120);
-        awaitMembers(client, 3);
+        client.awaitMembers(3, java.time.Duration.ofMinutes(3));
         Map<String, Placement> afterLeave = settle(client);
         report("4 -> 3 (node leaves, SIGTERM)", afterJoin, afterLeave, start);
         long onLeaving =
@@ -158,26 +158,5 @@ public final class ChurnBenchmark {
     System.out.printf(
         "%s: %d of %d slices moved (%.0f%%), %,d bytes reloaded, READY and settled after %.1f s%n",
         change, moved, before.size(), 100.0 * moved / before.size(), bytes, seconds);
-  }
-
-  private static void awaitMembers(FloeClient client, int size) throws InterruptedException {
-    long deadline = System.nanoTime() + 180_000_000_000L;
-    while (System.nanoTime() < deadline) {
-      try {
-        int up = 0;
-        for (JsonNode member : client.cluster().path("members")) {
-          if ("Up".equals(member.path("status").asText())) {
-            up++;
-          }
-        }
-        if (up == size) {
-          return;
-        }
-      } catch (RuntimeException e) {
-        // starting
-      }
-      Thread.sleep(500);
-    }
-    throw new IllegalStateException("Cluster did not reach " + size + " members");
   }
 }

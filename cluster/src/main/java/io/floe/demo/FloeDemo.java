@@ -88,7 +88,10 @@ public final class FloeDemo {
                 i == 0 ? seedPort : NodeProcess.freePort(),
                 seedPort,
                 Map.of(
-                    "pekko.cluster.role.data.min-nr-of-members", Integer.toString(options.nodes())),
+                    "pekko.cluster.role.data.min-nr-of-members",
+                    Integer.toString(options.nodes()),
+                    "floe.security.ticket-secret",
+                    secret),
                 System.getProperty("java.class.path"),
                 logs));
       }
@@ -96,7 +99,7 @@ public final class FloeDemo {
           "  starting %d data nodes (logs in %s)...%n", options.nodes(), logs.toAbsolutePath());
       try (FloeClient client = FloeClient.connect(allocator, nodes.get(0).location())) {
         long start = System.nanoTime();
-        awaitMembers(client, options.nodes());
+        client.awaitMembers(options.nodes(), java.time.Duration.ofMinutes(2));
         System.out.printf("  cluster of %d nodes up in %.1f s%n", options.nodes(), seconds(start));
         boolean ok = run(client, table, options.shards());
         printPlacement(client, nodes);
@@ -111,27 +114,6 @@ public final class FloeDemo {
         node.close();
       }
     }
-  }
-
-  private static void awaitMembers(FloeClient client, int size) throws InterruptedException {
-    long deadline = System.nanoTime() + 120_000_000_000L;
-    while (System.nanoTime() < deadline) {
-      try {
-        int up = 0;
-        for (JsonNode member : client.cluster().path("members")) {
-          if ("Up".equals(member.path("status").asText())) {
-            up++;
-          }
-        }
-        if (up == size) {
-          return;
-        }
-      } catch (RuntimeException e) {
-        // the node is still starting
-      }
-      Thread.sleep(500);
-    }
-    throw new IllegalStateException("The local cluster did not form in 120 s; see data/node-logs");
   }
 
   /** Which node holds how many slices, from the whole dataset's plan. */

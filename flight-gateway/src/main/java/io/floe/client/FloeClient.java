@@ -107,6 +107,34 @@ public final class FloeClient implements AutoCloseable {
     return action("list", new byte[0]);
   }
 
+  /**
+   * Waits until the entry node sees exactly {@code size} members Up and none unreachable.
+   *
+   * @throws IllegalStateException if that does not happen within {@code timeout}
+   */
+  public void awaitMembers(int size, java.time.Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (System.nanoTime() < deadline) {
+      try {
+        JsonNode view = cluster();
+        int up = 0;
+        for (JsonNode member : view.path("members")) {
+          if ("Up".equals(member.path("status").asText())) {
+            up++;
+          }
+        }
+        if (up == size && view.path("unreachable").isEmpty()) {
+          return;
+        }
+      } catch (RuntimeException e) {
+        // the node is starting, or the cluster is changing
+      }
+      Thread.sleep(500);
+    }
+    throw new IllegalStateException(
+        "The cluster did not reach " + size + " members within " + timeout);
+  }
+
   /** The cluster's members as the entry node sees them. */
   public JsonNode cluster() {
     return action("cluster", new byte[0]);

@@ -2,7 +2,6 @@ package io.floe.multijvm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.floe.client.FloeClient;
 import io.floe.demo.NodeProcess;
 import java.io.IOException;
@@ -12,7 +11,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
-import org.awaitility.Awaitility;
 
 /** Several node processes forming one cluster; closing it stops every node it started. */
 final class TestCluster implements AutoCloseable {
@@ -64,22 +62,8 @@ final class TestCluster implements AutoCloseable {
   }
 
   /** Waits until {@code via} sees {@code size} members Up and none unreachable. */
-  void awaitMembers(FloeClient via, int size) {
-    Awaitility.await()
-        .atMost(FORMATION_TIMEOUT)
-        .pollInterval(Duration.ofMillis(500))
-        .ignoreExceptions()
-        .until(
-            () -> {
-              JsonNode view = via.cluster();
-              long up = 0;
-              for (JsonNode member : view.path("members")) {
-                if ("Up".equals(member.path("status").asText())) {
-                  up++;
-                }
-              }
-              return up == size && view.path("unreachable").isEmpty();
-            });
+  void awaitMembers(FloeClient via, int size) throws InterruptedException {
+    via.awaitMembers(size, FORMATION_TIMEOUT);
   }
 
   FloeClient client(BufferAllocator allocator, int node) {
