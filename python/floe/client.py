@@ -1,0 +1,530 @@
+"""A Python client for Floe over Arrow Flight (``pyarrow.flight``).
+
+Actions (``load``, ``status``, ``drop``, ``list``, ``cluster``) go to the node the client was
+given; reads fetch each endpoint from the node the endpoint names, one ``FlightClient`` per node.
+:meth:`FloeClient.read_shard` survives nodes coming and going: when an endpoint's stream fails
+because its node left, died, no longer holds the slice or the dataset is reloading, it plans the
+same shard again, finds the same slice rows at their new holder, skips what it already yielded and
+goes on, so every row of the shard is yielded exactly once and in the dataset's global order.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as _dt
+import json
+import logging
+import queue
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
+
+import pyarrow as pa
+import pyarrow.flight as fl
+
+from .errors import DatasetNotFound, FloeError, Unavailable, is_retryable, translate
+
+__all__ = ["FloeClient", "read", "Part"]
+
+LOG = logging.getLogger("floe")
+
+DEFAULT_PORT = 47470
+_REUSE_CONNECTION = "arrow-flight-reuse-connection"
+_BACKOFF_FIRST = 0.1
+_BACKOFF_MAX = 2.0
+
+
+def _normalize(address: Union[str, fl.Location]) -> str:
+    """``host:port``, ``host`` or a Flight URI → a ``grpc+tcp://host:port`` URI."""
+    if isinstance(address, fl.Location):
+        uri = address.uri
+        return uri.decode() if isinstance(uri, bytes) else str(uri)
+    address = str(address).strip()
+    if "://" in address:
+        return address
+    if ":" not in address:
+        address = f"{address}:{DEFAULT_PORT}"
+    return f"grpc+tcp://{address}"
+
+
+@dataclass(frozen=True)
+class Part:
+    """What one endpoint serves, as its ticket says: rows ``[start, stop)`` of one slice."""
+
+    dataset: str
+    slice: str
+    start: int
+    stop: int
+
+    @property
+    def rows(self) -> int:
+        return self.stop - self.start
+
+    @staticmethod
+    def of(ticket: fl.Ticket) -> "Part":
+        raw = ticket.ticket
+        try:
+            node = json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
+            return Part(str(node["dataset"]), str(node["slice"]), int(node["from"]), int(node["to"]))
+        except (ValueError, KeyError, TypeError) as e:
+            raise FloeError(f"Unreadable Floe ticket {raw!r}: {e}", code="INTERNAL") from e
+
+
+def _backoff(attempt: int) -> float:
+    return min(_BACKOFF_MAX, _BACKOFF_FIRST * (2 ** min(attempt, 5)))
+
+
+class FloeClient:
+    """A handle on a Floe cluster through one of its nodes.
+
+    :param address: a node's Flight address: ``"grpc+tcp://127.0.0.1:47470"``, ``"host:port"`` or
+        ``"host"`` (port 47470).
+    :param patience: seconds :meth:`read_shard` keeps retrying one endpoint (or planning) without
+        progress before it gives up and raises the last error.
+    :param prefetch: endpoints :meth:`read_shard` fetches at once (the one being consumed and the
+        next ones), each on its own thread.
+    :param queue_batches: record batches held per endpoint being fetched; with ``prefetch`` this
+        bounds the memory a read holds ahead of its consumer.
+    :param timeout: seconds for actions and planning calls (``None``: no limit). ``load`` with
+        ``wait=True`` waits as long as the load takes unless this is set.
+    """
+
+    def __init__(
+        self,
+        address: Union[str, fl.Location],
+        *,
+        patience: float = 120.0,
+        prefetch: int = 2,
+        queue_batches: int = 4,
+        timeout: Optional[float] = None,
+    ):
+        if prefetch < 1:
+            raise ValueError("prefetch must be at least 1")
+        if queue_batches < 1:
+            raise ValueError("queue_batches must be at least 1")
+        self.address = _normalize(address)
+        self.patience = patience
+        self.prefetch = prefetch
+        self.queue_batches = queue_batches
+        self.timeout = timeout
+        self._clients: Dict[str, fl.FlightClient] = {}
+        self._nodes: Dict[str, None] = {self.address: None}  # every node seen, in order
+        self._lock = threading.Lock()
+        self._closed = False
+
+    # -- connections ---------------------------------------------------------------------------
+
+    def _flight(self, uri: Optional[str] = None) -> fl.FlightClient:
+        uri = uri or self.address
+        with self._lock:
+            if self._closed:
+                raise FloeError("The client is closed", code="CANCELLED")
+            client = self._clients.get(uri)
+            if client is None:
+                # Batches can be larger than gRPC's default 4 MiB message limit.
+                client = fl.FlightClient(
+                    uri,
+                    generic_options=[
+                        ("grpc.max_receive_message_length", -1),
+                        ("grpc.max_send_message_length", -1),
+                    ],
+                )
+                self._clients[uri] = client
+            return client
+
+    def _known(self) -> List[str]:
+        """Nodes to plan through: the entry node first, then every node seen in a plan."""
+        with self._lock:
+            return list(self._nodes)
+
+    def _saw(self, info: fl.FlightInfo) -> None:
+        with self._lock:
+            for endpoint in info.endpoints:
+                for location in endpoint.locations:
+                    uri = _normalize(location)
+                    if not uri.startswith(_REUSE_CONNECTION):
+                        self._nodes.setdefault(uri, None)
+
+    def _location_of(self, endpoint: fl.FlightEndpoint, planned_through: str) -> str:
+        if not endpoint.locations:
+            return planned_through
+        uri = _normalize(endpoint.locations[0])
+        return planned_through if uri.startswith(_REUSE_CONNECTION) else uri
+
+    def _options(self) -> fl.FlightCallOptions:
+        return fl.FlightCallOptions(timeout=self.timeout) if self.timeout else fl.FlightCallOptions()
+
+    def close(self) -> None:
+        """Closes every connection the client opened."""
+        with self._lock:
+            clients, self._clients = list(self._clients.values()), {}
+            self._closed = True
+        for client in clients:
+            try:
+                client.close()
+            except Exception:  # pragma: no cover - closing is best effort
+                pass
+
+    def __enter__(self) -> "FloeClient":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- actions -------------------------------------------------------------------------------
+
+    def _action(self, kind: str, body: Optional[dict] = None) -> Any:
+        payload = json.dumps(body).encode("utf-8") if body is not None else b""
+        try:
+            results = list(self._flight().do_action(fl.Action(kind, payload), options=self._options()))
+        except pa.ArrowException as e:
+            raise translate(e) from e
+        if not results:
+            raise FloeError(f"Action '{kind}' answered nothing", code="INTERNAL")
+        return json.loads(results[0].body.to_pybytes())
+
+    def load(
+        self,
+        name: str,
+        table: str,
+        *,
+        columns: Optional[Sequence[str]] = None,
+        filter: Optional[str] = None,
+        snapshot_id: Optional[int] = None,
+        as_of: Union[None, int, str, _dt.datetime] = None,
+        batch_rows: Optional[int] = None,
+        wait: bool = True,
+    ) -> dict:
+        """Loads ``table`` (a ``*.metadata.json`` location or a table directory; a path, ``file:``
+        or ``s3a://``) as dataset ``name`` and answers its status. With ``wait`` (the default) it
+        answers once the dataset is READY; without, once it is planned (LOADING).
+
+        ``as_of`` is epoch milliseconds, an ISO-8601 instant or an aware ``datetime``. Loading a
+        name again with the same spec answers its status; with another spec it raises
+        :class:`~floe.errors.AlreadyExists`.
+        """
+        spec: Dict[str, Any] = {"name": name, "table": str(table)}
+        if columns is not None:
+            if isinstance(columns, str):
+                raise TypeError("columns must be a sequence of column names, not a string")
+            spec["columns"] = list(columns)
+        if filter is not None:
+            spec["filter"] = filter
+        if snapshot_id is not None:
+            spec["snapshot_id"] = int(snapshot_id)
+        if as_of is not None:
+            if isinstance(as_of, _dt.datetime):
+                if as_of.tzinfo is None:
+                    raise ValueError("as_of must be timezone-aware")
+                as_of = int(as_of.timestamp() * 1000)
+            spec["as_of"] = as_of
+        if batch_rows is not None:
+            spec["batch_rows"] = int(batch_rows)
+        spec["wait"] = bool(wait)
+        return self._action("load", spec)
+
+    def status(self, name: str) -> dict:
+        """The dataset's status; ``state`` is ``ABSENT`` for unknown names."""
+        return self._action("status", {"name": name})
+
+    def drop(self, name: str) -> dict:
+        """Drops a dataset (its memory is freed); answers the status it had plus ``dropped``."""
+        return self._action("drop", {"name": name})
+
+    def list(self) -> List[dict]:
+        """The status of every loaded dataset, by name."""
+        return self._action("list")
+
+    def cluster(self) -> dict:
+        """The cluster's members as the node sees them: ``self``, ``members``, ``unreachable``."""
+        return self._action("cluster")
+
+    # -- reading -------------------------------------------------------------------------------
+
+    @staticmethod
+    def _descriptor(dataset: str, shard_index: int, shard_count: int) -> fl.FlightDescriptor:
+        return fl.FlightDescriptor.for_command(
+            json.dumps({"dataset": dataset, "shard_index": int(shard_index), "shard_count": int(shard_count)})
+        )
+
+    def plan(self, dataset: str, shard_index: int = 0, shard_count: int = 1) -> fl.FlightInfo:
+        """Plans shard ``shard_index`` of ``shard_count``: the Arrow schema, ``total_records`` and
+        the ordered endpoints. Shard ``i`` of ``n`` is the contiguous global row range
+        ``[N*i//n, N*(i+1)//n)``."""
+        try:
+            return self._flight().get_flight_info(
+                self._descriptor(dataset, shard_index, shard_count), options=self._options()
+            )
+        except pa.ArrowException as e:
+            raise translate(e) from e
+
+    def _plan_patiently(self, dataset: str, shard_index: int, shard_count: int):
+        """Plans through any known node, retrying while that can help; answers (info, node).
+
+        A request error (bad shard, ...) ends it at once. "No dataset" ends it only when every
+        node that answered said so: a node that is leaving the cluster may no longer know a
+        dataset the others still serve (or are recovering)."""
+        descriptor = self._descriptor(dataset, shard_index, shard_count)
+        deadline = time.monotonic() + self.patience
+        attempt = 0
+        while True:
+            missing: Optional[BaseException] = None
+            hopeful: Optional[BaseException] = None  # an answer that says "try again"
+            unreachable: Optional[BaseException] = None
+            for uri in self._known():
+                try:
+                    info = self._flight(uri).get_flight_info(descriptor, options=self._options())
+                    self._saw(info)
+                    return info, uri
+                except pa.ArrowException as e:
+                    error = translate(e)
+                    LOG.debug("Planning %s through %s failed: %s", dataset, uri, error)
+                    if isinstance(error, DatasetNotFound):
+                        missing = missing or error
+                    elif not is_retryable(error):
+                        raise error from e
+                    elif isinstance(error, Unavailable):
+                        unreachable = unreachable or error
+                    else:
+                        hopeful = hopeful or error
+            if missing is not None and hopeful is None:
+                raise missing
+            last = hopeful or unreachable
+            delay = _backoff(attempt)
+            attempt += 1
+            if time.monotonic() + delay > deadline:
+                raise last
+            time.sleep(delay)
+
+    def read_shard(
+        self,
+        dataset: str,
+        shard_index: int = 0,
+        shard_count: int = 1,
+        *,
+        offset: int = 0,
+    ) -> Iterator[pa.RecordBatch]:
+        """Yields shard ``shard_index`` of ``shard_count`` as record batches, in the dataset's
+        global order, every row exactly once, even while nodes come and go.
+
+        ``offset`` skips the shard's first rows (whole endpoints are skipped without reading
+        them); it is how a reader resumes a shard it had read part of.
+
+        Endpoints are fetched ``prefetch`` at a time on a small thread pool, each into a queue of
+        at most ``queue_batches`` batches, so memory stays bounded however slow the consumer.
+        Closing the iterator (or letting it go) cancels the streams still running.
+        """
+        if offset < 0:
+            raise ValueError("offset must be >= 0")
+        info, planned_through = self._plan_patiently(dataset, shard_index, shard_count)
+        parts = [Part.of(endpoint.ticket) for endpoint in info.endpoints]
+        work = []  # (part, endpoint, rows of it already delivered)
+        skip = offset
+        for part, endpoint in zip(parts, info.endpoints):
+            if skip >= part.rows:
+                skip -= part.rows
+                continue
+            work.append((part, endpoint, skip))
+            skip = 0
+        if skip > 0:
+            raise ValueError(f"offset {offset} is past the end of the shard ({info.total_records} rows)")
+        return self._read(dataset, shard_index, shard_count, planned_through, work)
+
+    def _read(self, dataset, shard_index, shard_count, planned_through, work) -> Iterator[pa.RecordBatch]:
+        if not work:
+            return
+        cancelled = threading.Event()
+        pool = ThreadPoolExecutor(max_workers=self.prefetch, thread_name_prefix=f"floe-{dataset}-{shard_index}")
+        fetches: "collections.deque[_Fetch]" = collections.deque()
+        todo = collections.deque(work)
+        request = (dataset, shard_index, shard_count)
+
+        def submit() -> None:
+            part, endpoint, delivered = todo.popleft()
+            fetch = _Fetch(self, request, part, endpoint, planned_through, delivered, self.queue_batches, cancelled)
+            fetch.future = pool.submit(fetch.run)
+            fetches.append(fetch)
+
+        try:
+            while todo and len(fetches) < self.prefetch:
+                submit()
+            while fetches:
+                fetch = fetches[0]
+                while True:
+                    kind, value = fetch.queue.get()
+                    if kind == _BATCH:
+                        yield value
+                    elif kind == _DONE:
+                        break
+                    else:
+                        raise value
+                fetches.popleft()
+                if todo:
+                    submit()
+        finally:
+            cancelled.set()
+            for fetch in fetches:
+                fetch.cancel()
+            pool.shutdown(wait=False)
+
+
+_BATCH, _DONE, _ERROR = "batch", "done", "error"
+
+
+class _Fetch:
+    """Streams one endpoint into a bounded queue, planning again and resuming after the rows
+    already delivered when the stream fails in a way a new plan can cure."""
+
+    def __init__(self, client, request, part, endpoint, planned_through, delivered, depth, cancelled):
+        self.client = client
+        self.request = request
+        self.part = part
+        self.endpoint = endpoint
+        self.planned_through = planned_through
+        self.delivered = delivered  # rows of this endpoint handed to the queue (or skipped)
+        self.queue: "queue.Queue" = queue.Queue(maxsize=depth)
+        self.cancelled = cancelled
+        self.future = None
+        self._reader = None
+        self._lock = threading.Lock()
+
+    def cancel(self) -> None:
+        with self._lock:
+            reader = self._reader
+        if reader is not None:
+            try:
+                reader.cancel()
+            except Exception:  # pragma: no cover
+                pass
+        # Unblock a worker waiting on a full queue.
+        try:
+            while True:
+                self.queue.get_nowait()
+        except queue.Empty:
+            pass
+
+    def _put(self, item) -> bool:
+        while not self.cancelled.is_set():
+            try:
+                self.queue.put(item, timeout=0.2)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def run(self) -> None:
+        try:
+            self._run()
+            self._put((_DONE, None))
+        except BaseException as e:  # handed to the consumer, in order
+            self._put((_ERROR, e))
+
+    def _run(self) -> None:
+        client = self.client
+        part = self.part
+        deadline = time.monotonic() + client.patience
+        attempt = 0
+        while self.delivered < part.rows and not self.cancelled.is_set():
+            before = self.delivered
+            try:
+                self._stream()
+                if self.cancelled.is_set():
+                    return
+                if self.delivered < part.rows:
+                    raise FloeError(
+                        f"The endpoint of slice {part.slice} ended after {self.delivered} of "
+                        f"{part.rows} rows",
+                        code="INTERNAL",
+                    )
+            except pa.ArrowException as e:
+                if self.cancelled.is_set() or self.delivered >= part.rows:
+                    return  # a failure after the last row costs nothing
+                error = translate(e)
+                if self.delivered > before:  # progress: patience starts again
+                    deadline = time.monotonic() + client.patience
+                    attempt = 0
+                if not is_retryable(error) or time.monotonic() > deadline:
+                    raise error from e
+                LOG.info(
+                    "Slice %s failed after %d of %d rows (%s); planning again",
+                    part.slice, self.delivered, part.rows, error,
+                )
+                time.sleep(_backoff(attempt))
+                attempt += 1
+                info, self.planned_through = client._plan_patiently(*self.request)
+                self.endpoint = self._find(info)
+
+    def _find(self, info: fl.FlightInfo) -> fl.FlightEndpoint:
+        part = self.part
+        for endpoint in info.endpoints:
+            candidate = Part.of(endpoint.ticket)
+            if candidate.slice == part.slice and candidate.start == part.start and candidate.stop == part.stop:
+                return endpoint
+        raise FloeError(
+            f"The new plan of {self.request[0]} shard {self.request[1]}/{self.request[2]} has no "
+            f"endpoint for slice {part.slice} rows [{part.start}, {part.stop}); the dataset "
+            f"changed under the reader",
+            code="INTERNAL",
+        )
+
+    def _stream(self) -> None:
+        """Streams the endpoint, skipping the rows already delivered and counting up what it
+        delivers, so that progress survives a failure mid-stream."""
+        uri = self.client._location_of(self.endpoint, self.planned_through)
+        reader = self.client._flight(uri).do_get(self.endpoint.ticket)
+        with self._lock:
+            self._reader = reader
+        try:
+            skip = self.delivered
+            seen = 0
+            while not self.cancelled.is_set():
+                try:
+                    chunk = reader.read_chunk()
+                except StopIteration:
+                    return
+                batch = chunk.data
+                if batch is None:
+                    continue
+                rows = batch.num_rows
+                start = max(0, skip - seen)
+                seen += rows
+                if start >= rows:
+                    continue
+                if start > 0:
+                    batch = batch.slice(start)
+                left = self.part.rows - self.delivered
+                if batch.num_rows > left:
+                    raise FloeError(
+                        f"The endpoint of slice {self.part.slice} sent more than its {self.part.rows} rows",
+                        code="INTERNAL",
+                    )
+                if not self._put((_BATCH, batch)):
+                    return
+                self.delivered += batch.num_rows
+        finally:
+            with self._lock:
+                self._reader = None
+            if self.cancelled.is_set():
+                try:
+                    reader.cancel()
+                except Exception:  # pragma: no cover
+                    pass
+
+
+def read(
+    address: Union[str, fl.Location],
+    dataset: str,
+    shard_index: int = 0,
+    shard_count: int = 1,
+    **client_options: Any,
+) -> Iterator[pa.RecordBatch]:
+    """Yields shard ``shard_index`` of ``shard_count`` of a loaded dataset as record batches, for
+    readers without torch; the connections close when the iterator ends or is closed.
+    ``client_options`` go to :class:`FloeClient` (``patience``, ``prefetch``, ...)."""
+    client = FloeClient(address, **client_options)
+    try:
+        yield from client.read_shard(dataset, shard_index, shard_count)
+    finally:
+        client.close()

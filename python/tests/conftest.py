@@ -1,0 +1,170 @@
+"""Fixtures: a real Floe data node (a JVM on 127.0.0.1) and a real Iceberg table.
+
+Nothing is built here: the Java build must have run at the repository root first
+(``mvn -B -q -DskipTests package``, or ``mvn -B verify``), leaving
+``cluster/target/runtime-classpath.txt`` and each module's ``target/classes``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from floe import FloeClient, FloeError
+
+ROOT = Path(__file__).resolve().parents[2]
+ROWS = 200_000
+FILES = 5
+SEED = 7
+NODE_START_TIMEOUT = 180.0
+JAVA_FLAGS = ["--add-opens=java.base/java.nio=ALL-UNNAMED", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
+
+
+def _java() -> str:
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").exists():
+        return str(Path(home) / "bin" / "java")
+    java = shutil.which("java")
+    if java is None:
+        pytest.fail("No java on PATH (Floe's nodes are JVMs; Java 17+ is needed)")
+    return java
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def classpath() -> str:
+    runtime = ROOT / "cluster" / "target" / "runtime-classpath.txt"
+    modules = [ROOT / m / "target" / "classes" for m in ("cluster", "flight-gateway", "actors")]
+    missing = [str(p) for p in [runtime, *modules] if not p.exists()]
+    if missing:
+        pytest.fail(
+            "The Java build is missing "
+            + ", ".join(missing)
+            + ": run `mvn -B -q -DskipTests package` at the repository root first"
+        )
+    return ":".join([*(str(m) for m in modules), runtime.read_text().strip()])
+
+
+class Node:
+    """A Floe data node process on 127.0.0.1; ``address`` is its Flight URI."""
+
+    def __init__(self, classpath: str, log: Path, settings: dict = None):
+        self.port = free_port()
+        self.address = f"grpc+tcp://127.0.0.1:{self.port}"
+        self.log = log
+        command = [
+            _java(),
+            *JAVA_FLAGS,
+            "-Xmx512m",
+            f"-Dfloe.flight.port={self.port}",
+            "-Dfloe.flight.bind-host=127.0.0.1",
+            "-Dfloe.management.enabled=false",
+            "-Dpekko.remote.artery.canonical.port=0",
+            "-Dpekko.remote.artery.canonical.hostname=127.0.0.1",
+            "-Dfloe.load.slice-target-size=1MiB",
+            *(f"-D{k}={v}" for k, v in (settings or {}).items()),
+            "-cp",
+            classpath,
+            "io.floe.node.Main",
+        ]
+        self._log_file = open(log, "wb")
+        self.process = subprocess.Popen(
+            command, cwd=ROOT, stdout=self._log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
+
+    def tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def wait_ready(self, timeout: float = NODE_START_TIMEOUT) -> None:
+        """Waits until the node answers the ``list`` action."""
+        deadline = time.monotonic() + timeout
+        last = None
+        with FloeClient(self.address, timeout=5.0) as client:
+            while time.monotonic() < deadline:
+                if self.process.poll() is not None:
+                    pytest.fail(f"The Floe node exited with {self.process.returncode}:\n{self.tail()}")
+                try:
+                    client.list()
+                    return
+                except FloeError as e:
+                    last = e
+                    time.sleep(0.5)
+        self.stop()
+        pytest.fail(f"The Floe node did not answer `list` within {timeout:.0f} s ({last}):\n{self.tail()}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=30)
+        self._log_file.close()
+
+
+@pytest.fixture(scope="session")
+def node_process(classpath, tmp_path_factory):
+    """Starts the node (it boots while the table is written); stops it at the end, always."""
+    node = Node(classpath, tmp_path_factory.mktemp("node") / "node.log")
+    try:
+        yield node
+    finally:
+        node.stop()
+
+
+@pytest.fixture(scope="session")
+def sample_table(classpath, tmp_path_factory) -> Path:
+    """A real Iceberg table written by the Java sample-table writer: ``ROWS`` rows in ``FILES``
+    files; ``id`` runs over 0..ROWS-1."""
+    table = tmp_path_factory.mktemp("iceberg") / "sample"
+    result = subprocess.run(
+        [_java(), *JAVA_FLAGS, "-Xmx512m", "-cp", classpath, "io.floe.demo.SampleTable",
+         str(table), str(ROWS), str(FILES), str(SEED)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    if result.returncode != 0 or not (table / "metadata" / "version-hint.text").exists():
+        pytest.fail(f"SampleTable failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+    return table
+
+
+@pytest.fixture(scope="session")
+def node(node_process, sample_table) -> Node:
+    node_process.wait_ready()
+    return node_process
+
+
+@pytest.fixture(scope="session")
+def address(node) -> str:
+    return node.address
+
+
+@pytest.fixture()
+def client(address):
+    with FloeClient(address, timeout=120.0, patience=60.0) as c:
+        yield c
+
+
+@pytest.fixture(scope="session")
+def sample(address, sample_table) -> str:
+    """The whole sample table loaded as dataset ``sample`` (READY)."""
+    with FloeClient(address) as c:
+        status = c.load("sample", str(sample_table), batch_rows=8192)
+    assert status["state"] == "READY", status
+    assert status["rows"] == ROWS, status
+    return "sample"
