@@ -74,6 +74,8 @@ class Node:
             "-Dpekko.remote.artery.canonical.port=0",
             "-Dpekko.remote.artery.canonical.hostname=127.0.0.1",
             "-Dfloe.load.slice-target-size=1MiB",
+            # Nodes of one test cluster share the secret that signs tickets.
+            "-Dfloe.security.ticket-secret=python-tests-ticket-secret-0123456789",
             *(f"-D{k}={v}" for k, v in (settings or {}).items()),
             "-cp",
             classpath,

@@ -100,11 +100,6 @@ def test_columns_filter_and_drop(client, sample_table):
         client.drop("subset")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="protocol.md says `columns` are served in the order given; the node serves them in the "
-    "table's order (SlicePlanner: tableSchema.select(columns))",
-)
 def test_columns_are_served_in_the_order_given(client, sample_table):
     client.load("reordered", str(sample_table), columns=["score", "id"])
     try:

@@ -4,6 +4,7 @@ or skipping one; errors a new plan cannot cure reach the caller; prefetching sta
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 
@@ -86,9 +87,12 @@ class FlakyFlight:
         return self.real.get_flight_info(descriptor, options=options)
 
     def do_get(self, ticket, options=None):
+        # Tickets carry a fresh expiry and signature in every plan: count attempts per slice range.
+        body = json.loads(ticket.ticket)
+        key = (body["slice"], body["from"], body["to"])
         with self.lock:
-            n = self.attempts.get(ticket.ticket, 0)
-            self.attempts[ticket.ticket] = n + 1
+            n = self.attempts.get(key, 0)
+            self.attempts[key] = n + 1
         step = self.script[n] if n < len(self.script) else None
         fail_after, error = step if step is not None else (0, None)
         return FlakyReader(self, self.real.do_get(ticket, options=options), fail_after, error)

@@ -41,12 +41,13 @@ class Reviews(FloeIterableDataset):
 
 def main() -> None:
     address, dataset, out = sys.argv[1:4]
-    # The main process talks to Floe before the DataLoader forks its workers, as a training
-    # script that loads its dataset first would.
+    # The main process talks to Floe before the DataLoader starts its workers, as a training
+    # script that loads its dataset first would. Workers are spawned, not forked: gRPC's threads
+    # in the parent make a forked child hang now and then (seen here: 1 run in 3).
     with FloeClient(address) as client:
         assert client.status(dataset)["state"] == "READY"
     data = Reviews(address, dataset, columns=["id", "user_id", "rating", "score", "text"])
-    loader = DataLoader(data, batch_size=None, num_workers=2)
+    loader = DataLoader(data, batch_size=None, num_workers=2, multiprocessing_context="spawn")
     epochs = []
     for epoch in range(2):
         data.set_epoch(epoch)

@@ -116,7 +116,17 @@ public final class SlicePlanner {
           column,
           tableSchema.columns().stream().map(Types.NestedField::name).collect(Collectors.toList()));
     }
-    return tableSchema.select(spec.columns());
+    // select() keeps the table's column order; readers asked for theirs.
+    Schema selected = tableSchema.select(spec.columns());
+    List<Types.NestedField> ordered = new ArrayList<>();
+    for (String column : spec.columns()) {
+      String top = column.contains(".") ? column.substring(0, column.indexOf('.')) : column;
+      Types.NestedField field = selected.findField(top);
+      if (field != null && !ordered.contains(field)) {
+        ordered.add(field);
+      }
+    }
+    return new Schema(ordered);
   }
 
   /** One task per Parquet row group, in file order; files without offsets stay whole. */

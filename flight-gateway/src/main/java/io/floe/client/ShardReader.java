@@ -120,15 +120,27 @@ final class ShardReader {
     FlightDescriptor descriptor = FlightDescriptor.command(request.toJson());
     int attempt = 0;
     while (true) {
+      // Ask every known node before giving up: one that is leaving may not know the dataset.
+      FlightRuntimeException lastFinal = null;
+      boolean anyRetryable = false;
       for (Location entry : client.entries()) {
         try {
           return client.flight(entry).getInfo(descriptor);
         } catch (FlightRuntimeException e) {
-          if (!retryable(e) || System.nanoTime() > deadline) {
-            throw e;
-          }
           LOG.debug("Planning through {} failed: {}", entry.getUri(), e.getMessage());
+          if (retryable(e)) {
+            anyRetryable = true;
+          } else {
+            lastFinal = e;
+          }
         }
+      }
+      if (!anyRetryable && lastFinal != null) {
+        throw lastFinal;
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(
+            "No node could plan " + request + " within " + patience + "; the cluster is changing");
       }
       backoff(attempt++);
     }
