@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +34,8 @@ def test_two_ranks_with_two_workers_read_every_row_once_per_epoch(address, sampl
             subprocess.Popen(
                 [sys.executable, str(HERE / "torch_rank.py"), address, sample, str(out)],
                 env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                # Its own process group, so a timeout also takes down its DataLoader workers.
+                start_new_session=True,
             )
         )
         outputs.append(out)
@@ -41,7 +44,10 @@ def test_two_ranks_with_two_workers_read_every_row_once_per_epoch(address, sampl
             output, _ = process.communicate(timeout=300)
         except subprocess.TimeoutExpired:
             for p in processes:
-                p.kill()
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
             pytest.fail("A rank process did not finish within 300 s")
         assert process.returncode == 0, output.decode(errors="replace")
     results = [json.loads(out.read_text()) for out in outputs]

@@ -53,6 +53,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
       ServiceKey.create(Command.class, "floe-datasets");
 
   private static final int STASH_CAPACITY = 10_000;
+  private static final java.time.Duration ASK_MISSING_EVERY = java.time.Duration.ofSeconds(5);
   // A logger of its own: an actor's context logger is named after its current behavior, which
   // during recovery is not this class.
   private static final org.slf4j.Logger LOG =
@@ -90,6 +91,9 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
 
   private record RecordWritten(String outcome) implements Command {}
 
+  /** Ask missing slices again: sharding delivers at most once, and hand-offs can drop a message. */
+  private record AskMissing() implements Command {}
+
   /** The answer to a load: the status so far, or why the load was refused or failed. */
   public record LoadReply(DatasetStatus status, Failure failure) implements CborSerializable {}
 
@@ -113,6 +117,15 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
   }
 
   static Behavior<Command> create(EntityContext<Command> entity, NodeResources resources) {
+    return Behaviors.withTimers(
+        timers -> {
+          timers.startTimerWithFixedDelay(new AskMissing(), ASK_MISSING_EVERY);
+          return createWithTimers(entity, resources);
+        });
+  }
+
+  private static Behavior<Command> createWithTimers(
+      EntityContext<Command> entity, NodeResources resources) {
     return Behaviors.setup(
         ctx ->
             Behaviors.withStash(
@@ -248,6 +261,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
               return this;
             })
         .onMessage(RecordRead.class, r -> this)
+        .onMessage(AskMissing.class, m -> onAskMissing())
         .onMessage(Stop.class, s -> Behaviors.stopped())
         .build();
   }
@@ -327,6 +341,20 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     waitingForSpecs.clear();
     dispatchLoads();
     readyIfComplete();
+    return this;
+  }
+
+  private Behavior<Command> onAskMissing() {
+    if (plan != null && (state == DatasetState.LOADING || state == DatasetState.DEGRADED)) {
+      for (int i = 0; i < dispatched; i++) {
+        if (!present[i]) {
+          SliceSpec slice = plan.slices().get(i);
+          sharding
+              .entityRefFor(SliceEntity.TYPE_KEY, slice.sliceId())
+              .tell(new SliceEntity.Load(slice, sliceReplies));
+        }
+      }
+    }
     return this;
   }
 
