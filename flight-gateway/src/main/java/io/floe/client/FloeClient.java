@@ -2,6 +2,8 @@ package io.floe.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.protocol.Json;
 import io.floe.protocol.LoadRequest;
 import io.floe.protocol.NameRequest;
 import io.floe.protocol.ReadRequest;
@@ -17,6 +19,8 @@ import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightEndpoint;
 import org.apache.arrow.flight.FlightInfo;
+import org.apache.arrow.flight.FlightRuntimeException;
+import org.apache.arrow.flight.FlightStatusCode;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.Location;
 import org.apache.arrow.flight.Result;
@@ -26,8 +30,8 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 /**
  * A Java reader's handle on a Floe cluster: actions on datasets through any node, and reads that
  * fetch each endpoint from the node its ticket names. Connections to nodes are opened on demand and
- * closed with the client. Server errors surface as {@link
- * org.apache.arrow.flight.FlightRuntimeException} carrying the server's status and description.
+ * closed with the client. Server errors surface as {@link FlightRuntimeException} carrying the
+ * server's status and description.
  */
 public final class FloeClient implements AutoCloseable {
   private static final ObjectMapper MAPPER = new ObjectMapper();
@@ -65,6 +69,10 @@ public final class FloeClient implements AutoCloseable {
       }
     }
     return entries;
+  }
+
+  BufferAllocator allocator() {
+    return allocator;
   }
 
   Location locationOf(FlightEndpoint endpoint) {
@@ -135,13 +143,115 @@ public final class FloeClient implements AutoCloseable {
         "The cluster did not reach " + size + " members within " + timeout);
   }
 
+  /**
+   * Registers a training job, or answers its status when it is registered with the same settings
+   * (so every rank may register). Other settings under the same id fail with ALREADY_EXISTS.
+   */
+  public JobStatus registerJob(JobOptions options) {
+    return JobStatus.from(jobAction("register_job", options.toJson()));
+  }
+
+  /** A job's status with its counters; NOT_FOUND for a job that is not registered. */
+  public JobStatus jobStatus(String job) {
+    return JobStatus.from(jobAction("job_status", jobName(job)));
+  }
+
+  /** Drops a job; answers the status it had, with {@link JobStatus#dropped()} set. */
+  public JobStatus dropJob(String job) {
+    return JobStatus.from(jobAction("drop_job", jobName(job)));
+  }
+
+  /**
+   * Reads rank {@code rank} of {@code worldSize} of a deterministic epoch: its share of global
+   * batches {@code batchFrom, batchFrom + batchStep, ...} up to the end of the epoch. Registers the
+   * job first (idempotent). Close the reader when done, and every batch it handed out.
+   */
+  public JobReader readJob(
+      JobOptions options, int epoch, int worldSize, int rank, long batchFrom, long batchStep) {
+    return jobReader(options)
+        .epoch(epoch)
+        .worldSize(worldSize)
+        .rank(rank)
+        .batchFrom(batchFrom)
+        .batchStep(batchStep)
+        .open();
+  }
+
+  /**
+   * As {@link #readJob(JobOptions, int, int, int, long, long)}, stopping before {@code batchTo}.
+   */
+  public JobReader readJob(
+      JobOptions options,
+      int epoch,
+      int worldSize,
+      int rank,
+      long batchFrom,
+      long batchTo,
+      long batchStep) {
+    return jobReader(options)
+        .epoch(epoch)
+        .worldSize(worldSize)
+        .rank(rank)
+        .batchFrom(batchFrom)
+        .batchTo(batchTo)
+        .batchStep(batchStep)
+        .open();
+  }
+
+  /** A deterministic reader with every setting at hand (chunk size, patience). */
+  public JobReader.Builder jobReader(JobOptions options) {
+    return new JobReader.Builder(this, options);
+  }
+
+  /**
+   * Leases, reads and hands out whole global batches of a dynamic epoch until every batch of it is
+   * acknowledged, as worker {@code worker} (a name unique among the job's workers).
+   */
+  public DynamicJobReader readDynamic(JobOptions options, int epoch, String worker) {
+    return new DynamicJobReader(this, options, epoch, worker, JobReader.PATIENCE_DEFAULT);
+  }
+
+  /** As {@link #readDynamic(JobOptions, int, String)} under a worker name made up for this JVM. */
+  public DynamicJobReader readDynamic(JobOptions options, int epoch) {
+    return readDynamic(options, epoch, DynamicJobReader.defaultWorker());
+  }
+
+  private static byte[] jobName(String job) {
+    ObjectNode node = Json.object();
+    node.put("job", job);
+    return Json.bytes(node);
+  }
+
+  /**
+   * A job action through the entry node, or through the other known nodes when the entry node
+   * cannot be reached: a job lives on whichever node sharding put it, and every node forwards.
+   */
+  JsonNode jobAction(String type, byte[] body) {
+    FlightRuntimeException unreachable = null;
+    for (Location node : entries()) {
+      try {
+        return action(node, type, body);
+      } catch (FlightRuntimeException e) {
+        if (e.status().code() != FlightStatusCode.UNAVAILABLE) {
+          throw e;
+        }
+        unreachable = e;
+      }
+    }
+    throw unreachable;
+  }
+
   /** The cluster's members as the entry node sees them. */
   public JsonNode cluster() {
     return action("cluster", new byte[0]);
   }
 
   private JsonNode action(String type, byte[] body) {
-    Iterator<Result> results = client(entry).doAction(new Action(type, body));
+    return action(entry, type, body);
+  }
+
+  private JsonNode action(Location node, String type, byte[] body) {
+    Iterator<Result> results = client(node).doAction(new Action(type, body));
     if (!results.hasNext()) {
       throw new IllegalStateException("Action '" + type + "' answered nothing");
     }
