@@ -136,6 +136,32 @@ final class JobReads {
     return readGlobal(client, options, epoch, worldSize, 0, -1);
   }
 
+  /**
+   * Each batch's ids sorted: a rank's batch holds its rows grouped by slice, so the order inside a
+   * global batch depends on the world size while its rows do not.
+   */
+  static List<List<Long>> sortedWithin(List<List<Long>> batches) {
+    List<List<Long>> sorted = new ArrayList<>();
+    for (List<Long> batch : batches) {
+      List<Long> copy = new ArrayList<>(batch);
+      copy.sort(null);
+      sorted.add(copy);
+    }
+    return sorted;
+  }
+
+  /**
+   * Joins every {@code factor} consecutive batches into one, sorted: the batches a job with {@code
+   * factor} times the batch size would read, for the same order settings.
+   */
+  static List<List<Long>> coarser(List<List<Long>> batches, int factor) {
+    List<List<Long>> joined = new ArrayList<>();
+    for (int k = 0; k + factor <= batches.size(); k += factor) {
+      joined.add(flatten(batches.subList(k, k + factor)));
+    }
+    return sortedWithin(joined);
+  }
+
   static List<Long> flatten(List<List<Long>> batches) {
     List<Long> all = new ArrayList<>();
     batches.forEach(all::addAll);

@@ -355,6 +355,8 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
         }
         batch.setRowCount(only.getRowCount());
       } else {
+        // The appender reads the target's offsets: it needs allocated (if empty) buffers.
+        batch.allocateNew();
         VectorSchemaRootAppender.append(false, batch, nonEmpty.toArray(new VectorSchemaRoot[0]));
       }
     }
