@@ -65,6 +65,28 @@ class EpochLeasesTest {
     assertThat(leases.ack("forged", 1)).isEqualTo(EpochLeases.AckOutcome.UNKNOWN);
   }
 
+  @Test
+  void aRestoredBookKeepsItsAcknowledgementsAndAcceptsLeasesItDidNotIssue() {
+    EpochLeases.Grant first = leases.lease("w", 0);
+    EpochLeases.Grant second = leases.lease("w", 0);
+    leases.ack(first.lease(), 1);
+    JobCounters fresh = new JobCounters();
+    EpochLeases restored =
+        new EpochLeases(
+            0,
+            new EpochShape(1000, 100, TailPolicy.DROP),
+            TIMEOUT,
+            fresh,
+            leases.acknowledgedWords());
+    assertThat(restored.progress().acknowledged()).isEqualTo(1);
+    assertThat(restored.progress().pending()).isEqualTo(9);
+    assertThat(fresh.rowsAcknowledged()).isEqualTo(100);
+    // The second lease was out when the entity moved: its acknowledgement still counts once.
+    assertThat(restored.ack(second.lease(), 2)).isEqualTo(EpochLeases.AckOutcome.ACKNOWLEDGED);
+    assertThat(restored.ack(first.lease(), 2)).isEqualTo(EpochLeases.AckOutcome.DUPLICATE);
+    assertThat(restored.lease("w", 3).batch()).isEqualTo(2);
+  }
+
   /** Workers that come, go and stall at random: every batch is acknowledged exactly once. */
   @Test
   void randomWorkersAcknowledgeEveryBatchOnce() {
