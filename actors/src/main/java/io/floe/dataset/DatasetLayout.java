@@ -32,6 +32,30 @@ public record DatasetLayout(
     return slices.stream().mapToLong(SliceRows::rows).sum();
   }
 
+  /** Each slice's rows, in plan order. */
+  public long[] sliceRowCounts() {
+    return slices.stream().mapToLong(SliceRows::rows).toArray();
+  }
+
+  /**
+   * A short digest of what fixes the global row order: the snapshot and every slice with its rows
+   * (not where slices are held). Equal fingerprints mean equal global orders.
+   */
+  public String fingerprint() {
+    try {
+      java.security.MessageDigest digest = java.security.MessageDigest.getInstance("SHA-256");
+      StringBuilder canonical = new StringBuilder().append(name).append('\n').append(snapshotId);
+      for (SliceRows slice : slices) {
+        canonical.append('\n').append(slice.sliceId()).append(' ').append(slice.rows());
+      }
+      byte[] hash =
+          digest.digest(canonical.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      return java.util.HexFormat.of().formatHex(hash, 0, 8);
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 unavailable", e);
+    }
+  }
+
   public long bytes() {
     return slices.stream().mapToLong(SliceRows::bytes).sum();
   }

@@ -3,8 +3,20 @@ package io.floe.gateway;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.dataset.DatasetEntity;
+import io.floe.dataset.DatasetLayout;
 import io.floe.dataset.DatasetState;
 import io.floe.dataset.DatasetStatus;
+import io.floe.job.EpochShape;
+import io.floe.job.JobEntity;
+import io.floe.job.JobSpec;
+import io.floe.job.JobStatus;
+import io.floe.job.PinnedLayout;
+import io.floe.job.RankShare;
+import io.floe.job.TailPolicy;
+import io.floe.protocol.JobReadRequest;
+import io.floe.protocol.JobRequest;
+import io.floe.protocol.JobRequests;
+import io.floe.protocol.JobStatusJson;
 import io.floe.protocol.Json;
 import io.floe.protocol.LoadRequest;
 import io.floe.protocol.NameRequest;
@@ -13,6 +25,8 @@ import io.floe.protocol.StatusJson;
 import io.floe.slice.LoadedSlice;
 import io.floe.slice.SliceStore;
 import io.floe.ticket.FloeTicket;
+import io.floe.ticket.JobTicket;
+import io.floe.ticket.SignedTicket;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -26,6 +40,7 @@ import org.apache.arrow.flight.FlightInfo;
 import org.apache.arrow.flight.NoOpFlightProducer;
 import org.apache.arrow.flight.Result;
 import org.apache.arrow.flight.Ticket;
+import org.apache.arrow.vector.types.pojo.Schema;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,6 +55,11 @@ public final class FloeProducer extends NoOpFlightProducer {
   public static final String DROP = "drop";
   public static final String LIST = "list";
   public static final String CLUSTER = "cluster";
+  public static final String REGISTER_JOB = "register_job";
+  public static final String JOB_STATUS = "job_status";
+  public static final String DROP_JOB = "drop_job";
+  public static final String LEASE = "lease";
+  public static final String ACK = "ack";
 
   private static final Logger LOG = LoggerFactory.getLogger(FloeProducer.class);
   private static final List<ActionType> ACTIONS =
@@ -48,12 +68,22 @@ public final class FloeProducer extends NoOpFlightProducer {
           new ActionType(STATUS, "A dataset's state and size; body: {\"name\": ...}"),
           new ActionType(DROP, "Drop a dataset and free its memory; body: {\"name\": ...}"),
           new ActionType(LIST, "Every loaded dataset's status"),
-          new ActionType(CLUSTER, "The cluster's members as this node sees them"));
+          new ActionType(CLUSTER, "The cluster's members as this node sees them"),
+          new ActionType(
+              REGISTER_JOB, "Register a training job on a READY dataset; body: job spec"),
+          new ActionType(JOB_STATUS, "A job's settings and counters; body: {\"job\": ...}"),
+          new ActionType(DROP_JOB, "Forget a job; body: {\"job\": ...}"),
+          new ActionType(LEASE, "Dynamic mode: lease the next batch; body: {job, epoch, worker}"),
+          new ActionType(ACK, "Dynamic mode: acknowledge a lease; body: {job, epoch, lease}"));
 
   private final DatasetQueries datasets;
   private final SliceStore slices;
   private final GatewaySettings settings;
   private final ReadPlanner planner;
+  private final JobQueries jobs;
+  private final JobOrders orders = new JobOrders();
+  private final JobReadPlanner jobPlanner;
+  private final ReaderPacing pacing;
   private final ClusterView clusterView;
   private final AtomicLong streams = new AtomicLong();
 
@@ -62,6 +92,9 @@ public final class FloeProducer extends NoOpFlightProducer {
     this.slices = slices;
     this.settings = settings;
     this.planner = new ReadPlanner(settings.advertised(), settings.tickets());
+    this.jobs = new JobQueries(datasets.system(), settings);
+    this.jobPlanner = new JobReadPlanner(settings.advertised(), settings.tickets(), orders);
+    this.pacing = new ReaderPacing(settings.stallTimeout());
     this.clusterView = new ClusterView(datasets.system());
   }
 
@@ -142,15 +175,94 @@ public final class FloeProducer extends NoOpFlightProducer {
       case CLUSTER:
         return java.util.concurrent.CompletableFuture.completedFuture(
             Json.bytes(clusterView.toJson()));
+      case REGISTER_JOB:
+        return registerJob(JobRequest.parse(action.getBody()));
+      case JOB_STATUS:
+        return jobs.status(JobRequests.JobName.parse(action.getBody(), JOB_STATUS).job())
+            .thenApply(status -> Json.bytes(JobStatusJson.of(status)));
+      case DROP_JOB:
+        return jobs.drop(JobRequests.JobName.parse(action.getBody(), DROP_JOB).job())
+            .thenApply(
+                status -> {
+                  ObjectNode node = JobStatusJson.of(status);
+                  node.put("dropped", true);
+                  return Json.bytes(node);
+                });
+      case LEASE:
+        JobRequests.LeaseRequest lease = JobRequests.LeaseRequest.parse(action.getBody());
+        return jobs.lease(lease.job(), lease.epoch(), lease.worker())
+            .thenApply(reply -> Json.bytes(leaseJson(lease.epoch(), reply)));
+      case ACK:
+        JobRequests.AckRequest ack = JobRequests.AckRequest.parse(action.getBody());
+        return jobs.ack(ack.job(), ack.epoch(), ack.lease(), ack.worker())
+            .thenApply(
+                reply -> {
+                  ObjectNode node = Json.object();
+                  node.put("status", reply.outcome());
+                  return Json.bytes(node);
+                });
       default:
         throw CallStatus.INVALID_ARGUMENT
             .withDescription(
                 "Unknown action '"
                     + action.getType()
                     + "'; known: "
-                    + String.join(", ", LOAD, STATUS, DROP, LIST, CLUSTER))
+                    + String.join(
+                        ", ",
+                        LOAD,
+                        STATUS,
+                        DROP,
+                        LIST,
+                        CLUSTER,
+                        REGISTER_JOB,
+                        JOB_STATUS,
+                        DROP_JOB,
+                        LEASE,
+                        ACK))
             .toRuntimeException();
     }
+  }
+
+  /** Registers a job against the dataset's current layout, after checking it can be served. */
+  private CompletionStage<byte[]> registerJob(JobSpec spec) {
+    return datasets
+        .layout(spec.dataset())
+        .thenCompose(
+            answer -> {
+              DatasetLayout layout = answer.value().layout();
+              if (layout == null) {
+                throw FlightErrors.notReady(answer.value().status());
+              }
+              JobSchemas.project(JobSchemas.of(layout), spec.columns(), layout.name());
+              if (spec.tail() == TailPolicy.DROP && layout.rows() < spec.batchRows()) {
+                throw new IllegalArgumentException(
+                    String.format(
+                        "Invalid batch_rows %d: dataset '%s' has only %d rows, so with tail"
+                            + " 'drop' an epoch would have no batch",
+                        spec.batchRows(), layout.name(), layout.rows()));
+              }
+              orders.remember(layout);
+              return jobs.register(
+                  spec, new PinnedLayout(layout.snapshotId(), layout.fingerprint(), layout.rows()));
+            })
+        .thenApply(status -> Json.bytes(JobStatusJson.of(status)));
+  }
+
+  private static ObjectNode leaseJson(long epoch, JobEntity.LeaseReply reply) {
+    ObjectNode node = Json.object();
+    if (reply.lease() != null) {
+      node.put("status", "leased");
+      node.put("lease", reply.lease());
+      node.put("epoch", epoch);
+      node.put("batch", reply.batch());
+      node.put("rows", reply.rows());
+    } else if (reply.done()) {
+      node.put("status", "done");
+    } else {
+      node.put("status", "wait");
+      node.put("retry_ms", reply.retryMillis());
+    }
+    return node;
   }
 
   @Override
@@ -176,6 +288,12 @@ public final class FloeProducer extends NoOpFlightProducer {
   @Override
   public FlightInfo getFlightInfo(CallContext context, FlightDescriptor descriptor) {
     try {
+      if (descriptor.isCommand()) {
+        ObjectNode command = Json.parseObject(descriptor.getCommand(), "flight descriptor command");
+        if (JobReadRequest.isJobCommand(command)) {
+          return jobInfo(JobReadRequest.parse(command), descriptor);
+        }
+      }
       return info(request(descriptor), descriptor);
     } catch (RuntimeException e) {
       throw FlightErrors.wrap(e);
@@ -202,21 +320,75 @@ public final class FloeProducer extends NoOpFlightProducer {
     return planner.plan(reply.layout(), request, descriptor);
   }
 
+  private FlightInfo jobInfo(JobReadRequest request, FlightDescriptor descriptor) {
+    JobStatus job = await(jobs.status(request.job()));
+    DatasetEntity.LayoutReply reply = await(datasets.layout(job.spec().dataset())).value();
+    if (reply.layout() == null) {
+      throw FlightErrors.notReady(reply.status());
+    }
+    return jobPlanner.plan(job, reply.layout(), request, descriptor);
+  }
+
   @Override
   public void getStream(CallContext context, Ticket ticket, ServerStreamListener listener) {
     long id = streams.incrementAndGet();
     try {
-      FloeTicket floeTicket = settings.tickets().verify(ticket);
+      SignedTicket signed = settings.tickets().verify(ticket);
       try (LoadedSlice.Lease lease =
-          slices.acquire(floeTicket.sliceId()).orElseThrow(() -> notHeld(floeTicket.sliceId()))) {
-        long batches =
-            new SliceStreamer(settings.stallTimeout()).stream(lease.slice(), floeTicket, listener);
-        LOG.debug("Stream {} of {}: {} batches", id, floeTicket.sliceId(), batches);
+          slices.acquire(signed.sliceId()).orElseThrow(() -> notHeld(signed.sliceId()))) {
+        long batches;
+        if (signed instanceof JobTicket jobTicket) {
+          batches = streamJob(lease.slice(), jobTicket, listener);
+        } else {
+          batches = new SliceStreamer(pacing).stream(lease.slice(), (FloeTicket) signed, listener);
+        }
+        LOG.debug("Stream {} of {}: {} batches", id, signed.sliceId(), batches);
       }
     } catch (RuntimeException e) {
       LOG.debug("Stream {} failed: {}", id, e.toString());
       listener.error(FlightErrors.wrap(e));
     }
+  }
+
+  private long streamJob(LoadedSlice slice, JobTicket ticket, ServerStreamListener listener) {
+    DatasetLayout layout = orders.layout(ticket.layout());
+    if (layout == null) {
+      DatasetEntity.LayoutReply reply = await(datasets.layout(ticket.dataset())).value();
+      if (reply.layout() == null) {
+        throw FlightErrors.notReady(reply.status());
+      }
+      layout = reply.layout();
+      if (!layout.fingerprint().equals(ticket.layout())) {
+        throw FailedPrecondition.of(
+            String.format(
+                "Dataset '%s' changed since job '%s' was planned (layout %s, now %s)",
+                layout.name(), ticket.job(), ticket.layout(), layout.fingerprint()));
+      }
+      orders.remember(layout);
+    }
+    int sliceIndex = -1;
+    for (int i = 0; i < layout.slices().size(); i++) {
+      if (layout.slices().get(i).sliceId().equals(ticket.sliceId())) {
+        sliceIndex = i;
+      }
+    }
+    if (sliceIndex < 0) {
+      throw notHeld(ticket.sliceId());
+    }
+    EpochShape shape = ticket.shape(layout.rows());
+    if (ticket.batchTo() > shape.batches()) {
+      throw new IllegalArgumentException(
+          String.format(
+              "Ticket batches up to %d exceed the epoch's %d", ticket.batchTo(), shape.batches()));
+    }
+    RankShare share =
+        new RankShare(
+            shape,
+            orders.order(layout, ticket.order(), ticket.epoch()),
+            ticket.worldSize(),
+            ticket.rank());
+    Schema projected = JobSchemas.project(slice.schema(), ticket.columns(), ticket.dataset());
+    return new JobStreamer(pacing).stream(slice, sliceIndex, ticket, share, projected, listener);
   }
 
   private static RuntimeException notHeld(String sliceId) {

@@ -2,8 +2,6 @@ package io.floe.gateway;
 
 import io.floe.slice.LoadedSlice;
 import io.floe.ticket.FloeTicket;
-import java.time.Duration;
-import org.apache.arrow.flight.BackpressureStrategy;
 import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.FlightProducer.ServerStreamListener;
 import org.apache.arrow.vector.VectorLoader;
@@ -18,17 +16,10 @@ import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
  * reader's transport is ready, so a slow reader holds back the stream instead of filling memory.
  */
 final class SliceStreamer {
-  /**
-   * gRPC delivers the transport's "ready again" callback late or not at all while the producer
-   * thread is blocked (seen here with Flight Java 19), so the wait re-checks readiness this often
-   * instead of trusting the callback alone.
-   */
-  private static final long READY_POLL_MILLIS = 1;
+  private final ReaderPacing pacing;
 
-  private final Duration stallTimeout;
-
-  SliceStreamer(Duration stallTimeout) {
-    this.stallTimeout = stallTimeout;
+  SliceStreamer(ReaderPacing pacing) {
+    this.pacing = pacing;
   }
 
   /** Sends the rows; answers the number of batches sent, or -1 if the reader cancelled. */
@@ -41,8 +32,7 @@ final class SliceStreamer {
                   ticket.from(), ticket.to(), slice.sliceId(), slice.rows()))
           .toRuntimeException();
     }
-    BackpressureStrategy backpressure = new BackpressureStrategy.CallbackBackpressureStrategy();
-    backpressure.register(listener);
+    ReaderPacing.Gate gate = pacing.register(listener);
     long sent = 0;
     // On the slice's own allocator, loading a batch only adds references to its buffers.
     try (VectorSchemaRoot root = VectorSchemaRoot.create(slice.schema(), slice.allocator())) {
@@ -63,7 +53,7 @@ final class SliceStreamer {
           } else {
             loadPart(loader, root, batch, slice, ticket.from() - start, ticket.to() - start);
           }
-          if (!awaitReady(backpressure)) {
+          if (!gate.awaitReady()) {
             return -1;
           }
           listener.putNext();
@@ -90,30 +80,6 @@ final class SliceStreamer {
       try (VectorSchemaRoot part = whole.slice(lo, hi - lo);
           ArrowRecordBatch partBatch = new VectorUnloader(part).getRecordBatch()) {
         loader.load(partBatch);
-      }
-    }
-  }
-
-  private boolean awaitReady(BackpressureStrategy backpressure) {
-    long deadline = System.nanoTime() + stallTimeout.toNanos();
-    while (true) {
-      BackpressureStrategy.WaitResult result = backpressure.waitForListener(READY_POLL_MILLIS);
-      switch (result) {
-        case READY:
-          return true;
-        case CANCELLED:
-          return false;
-        case TIMEOUT:
-          if (System.nanoTime() > deadline) {
-            throw CallStatus.TIMED_OUT
-                .withDescription("Reader did not take data for " + stallTimeout)
-                .toRuntimeException();
-          }
-          break;
-        default:
-          throw CallStatus.INTERNAL
-              .withDescription("Stream interrupted while waiting for the reader")
-              .toRuntimeException();
       }
     }
   }

@@ -11,7 +11,8 @@ import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
  * it is a small JSON object, signed by {@link TicketSigner}; clients may read it (to resume a slice
  * range after a failure) but cannot change it.
  */
-public record FloeTicket(String dataset, String sliceId, long from, long to) {
+public record FloeTicket(String dataset, String sliceId, long from, long to)
+    implements SignedTicket {
   private static final String WHAT = "ticket";
 
   public FloeTicket {
@@ -28,11 +29,28 @@ public record FloeTicket(String dataset, String sliceId, long from, long to) {
     return to - from;
   }
 
+  @Override
+  public String canonical() {
+    return String.join(
+        "\n", "floe-ticket-v1", dataset, sliceId, Long.toString(from), Long.toString(to));
+  }
+
+  @Override
+  public void writeTo(ObjectNode node) {
+    node.put("dataset", dataset);
+    node.put("slice", sliceId);
+    node.put("from", from);
+    node.put("to", to);
+  }
+
   /**
    * @throws IllegalArgumentException naming what is wrong with the ticket
    */
   public static FloeTicket parse(Ticket ticket) {
-    ObjectNode node = Json.parseObject(ticket.getBytes(), WHAT);
+    return parse(Json.parseObject(ticket.getBytes(), WHAT));
+  }
+
+  static FloeTicket parse(ObjectNode node) {
     for (String field : Set.of("dataset", "slice", "from", "to")) {
       if (!node.hasNonNull(field)) {
         throw new IllegalArgumentException("Invalid ticket: missing '" + field + "'");

@@ -57,13 +57,10 @@ public final class TicketSigner {
   }
 
   /** The Flight ticket for rows of a slice, valid for the signer's lifetime from now. */
-  public Ticket sign(FloeTicket ticket) {
+  public Ticket sign(SignedTicket ticket) {
     long expires = clock.millis() + ttl.toMillis();
     ObjectNode node = Json.object();
-    node.put("dataset", ticket.dataset());
-    node.put("slice", ticket.sliceId());
-    node.put("from", ticket.from());
-    node.put("to", ticket.to());
+    ticket.writeTo(node);
     node.put("expires", expires);
     node.put("sig", signature(ticket, expires));
     return new Ticket(Json.bytes(node));
@@ -74,13 +71,13 @@ public final class TicketSigner {
    *
    * @throws FlightRuntimeException UNAUTHENTICATED, naming what was wrong
    */
-  public FloeTicket verify(Ticket ticket) {
-    FloeTicket parsed;
+  public SignedTicket verify(Ticket ticket) {
+    SignedTicket parsed;
     long expires;
     String signature;
     try {
       ObjectNode node = Json.parseObject(ticket.getBytes(), "ticket");
-      parsed = FloeTicket.parse(ticket);
+      parsed = JobTicket.isJobTicket(node) ? JobTicket.parse(node) : FloeTicket.parse(node);
       if (!node.hasNonNull("sig") || !node.get("sig").isTextual()) {
         throw unauthenticated("ticket is not signed");
       }
@@ -102,16 +99,8 @@ public final class TicketSigner {
     return parsed;
   }
 
-  private String signature(FloeTicket ticket, long expires) {
-    String canonical =
-        String.join(
-            "\n",
-            "floe-ticket-v1",
-            ticket.dataset(),
-            ticket.sliceId(),
-            Long.toString(ticket.from()),
-            Long.toString(ticket.to()),
-            Long.toString(expires));
+  private String signature(SignedTicket ticket, long expires) {
+    String canonical = ticket.canonical() + "\n" + expires;
     try {
       Mac mac = Mac.getInstance(ALGORITHM);
       mac.init(key);

@@ -1,0 +1,115 @@
+package io.floe.gateway;
+
+import io.floe.dataset.DatasetLayout;
+import io.floe.job.EpochShape;
+import io.floe.job.JobSpec;
+import io.floe.job.JobStatus;
+import io.floe.job.RankShare;
+import io.floe.protocol.JobReadRequest;
+import io.floe.ticket.JobTicket;
+import io.floe.ticket.TicketSigner;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.flight.FlightDescriptor;
+import org.apache.arrow.flight.FlightEndpoint;
+import org.apache.arrow.flight.FlightInfo;
+import org.apache.arrow.flight.Location;
+
+/**
+ * Plans a job read: finds which slices hold the rank's rows of the listed batches and gives one
+ * endpoint per such slice, at its holder, whose ticket names the rank, the batches and the order.
+ * Each endpoint streams one record batch per listed batch; the rank's batch is their concatenation
+ * in endpoint (slice) order.
+ */
+final class JobReadPlanner {
+  private final Location self;
+  private final TicketSigner tickets;
+  private final JobOrders orders;
+
+  JobReadPlanner(Location self, TicketSigner tickets, JobOrders orders) {
+    this.self = self;
+    this.tickets = tickets;
+    this.orders = orders;
+  }
+
+  FlightInfo plan(
+      JobStatus job, DatasetLayout layout, JobReadRequest request, FlightDescriptor descriptor) {
+    JobSpec spec = job.spec();
+    checkLayout(job, layout);
+    orders.remember(layout);
+    EpochShape shape = new EpochShape(layout.rows(), spec.batchRows(), spec.tail());
+    long batchTo = request.batchTo() == null ? shape.batches() : request.batchTo();
+    if (batchTo > shape.batches()) {
+      throw new IllegalArgumentException(
+          String.format(
+              "Invalid batch_to: %d; job '%s' has %d batches per epoch",
+              batchTo, spec.job(), shape.batches()));
+    }
+    RankShare share =
+        new RankShare(
+            shape,
+            orders.order(layout, spec.order(), request.epoch()),
+            request.worldSize(),
+            request.rank());
+    boolean[] touched = new boolean[layout.slices().size()];
+    long batches = 0;
+    for (long k = request.batchFrom(); k < batchTo; k += request.batchStep()) {
+      share.visit(k, (slice, row) -> touched[slice] = true);
+      batches++;
+    }
+    List<FlightEndpoint> endpoints = new ArrayList<>();
+    for (int s = 0; s < touched.length; s++) {
+      if (!touched[s]) {
+        continue;
+      }
+      DatasetLayout.SliceRows slice = layout.slices().get(s);
+      JobTicket ticket =
+          new JobTicket(
+              layout.name(),
+              slice.sliceId(),
+              spec.job(),
+              job.layout().fingerprint(),
+              request.epoch(),
+              spec.order(),
+              spec.batchRows(),
+              spec.tail(),
+              spec.columns(),
+              request.worldSize(),
+              request.rank(),
+              request.batchFrom(),
+              batchTo,
+              request.batchStep());
+      endpoints.add(new FlightEndpoint(tickets.sign(ticket), holder(slice.holder())));
+    }
+    long records = batches * share.rowsPerBatch();
+    double bytesPerRow = layout.rows() == 0 ? 0 : (double) layout.bytes() / layout.rows();
+    return FlightInfo.builder(
+            JobSchemas.project(JobSchemas.of(layout), spec.columns(), layout.name()),
+            descriptor,
+            endpoints)
+        .setRecords(records)
+        .setBytes(Math.round(records * bytesPerRow))
+        .setOrdered(true)
+        .build();
+  }
+
+  /** A job's order is a function of the layout it was registered on: refuse any other. */
+  static void checkLayout(JobStatus job, DatasetLayout layout) {
+    String pinned = job.layout().fingerprint();
+    if (!pinned.equals(layout.fingerprint())) {
+      throw FailedPrecondition.of(
+          String.format(
+              "Dataset '%s' changed since job '%s' was registered (layout %s, now %s); register"
+                  + " a new job to read it",
+              layout.name(), job.spec().job(), pinned, layout.fingerprint()));
+    }
+  }
+
+  private Location holder(String holder) {
+    try {
+      return new Location(holder);
+    } catch (java.net.URISyntaxException | RuntimeException e) {
+      return self;
+    }
+  }
+}

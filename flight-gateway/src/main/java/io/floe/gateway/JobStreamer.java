@@ -1,0 +1,66 @@
+package io.floe.gateway;
+
+import io.floe.job.RankShare;
+import io.floe.slice.LoadedSlice;
+import io.floe.ticket.JobTicket;
+import org.apache.arrow.flight.FlightProducer.ServerStreamListener;
+import org.apache.arrow.vector.VectorLoader;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.VectorUnloader;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * Streams a job ticket: for each listed global batch, the rows of the rank's part that this slice
+ * holds, in the epoch's order, as one record batch (empty when the slice holds none of them), so
+ * that the reader can line up the k-th batch of every endpoint. The rows are gathered (copied) from
+ * the slice; a slow reader holds the stream back as in {@link SliceStreamer}.
+ */
+final class JobStreamer {
+  private final ReaderPacing pacing;
+
+  JobStreamer(ReaderPacing pacing) {
+    this.pacing = pacing;
+  }
+
+  /** Sends the batches; answers how many were sent, or -1 if the reader cancelled. */
+  long stream(
+      LoadedSlice slice,
+      int sliceIndex,
+      JobTicket ticket,
+      RankShare share,
+      Schema projected,
+      ServerStreamListener listener) {
+    ReaderPacing.Gate gate = pacing.register(listener);
+    long[] rows = new long[share.rowsPerBatch()];
+    int[] count = new int[1];
+    long sent = 0;
+    try (VectorSchemaRoot root = VectorSchemaRoot.create(projected, slice.allocator());
+        RowGather gather = new RowGather(slice, projected)) {
+      VectorLoader loader = new VectorLoader(root);
+      listener.setUseZeroCopy(true);
+      listener.start(root);
+      for (long k = ticket.batchFrom(); k < ticket.batchTo(); k += ticket.batchStep()) {
+        count[0] = 0;
+        share.visit(
+            k,
+            (s, row) -> {
+              if (s == sliceIndex) {
+                rows[count[0]++] = row;
+              }
+            });
+        try (VectorSchemaRoot part = gather.gather(rows, count[0], slice.allocator());
+            ArrowRecordBatch batch = new VectorUnloader(part).getRecordBatch()) {
+          loader.load(batch);
+        }
+        if (!gate.awaitReady()) {
+          return -1;
+        }
+        listener.putNext();
+        sent++;
+      }
+      listener.completed();
+    }
+    return sent;
+  }
+}

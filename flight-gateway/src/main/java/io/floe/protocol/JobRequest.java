@@ -1,0 +1,75 @@
+package io.floe.protocol;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.job.JobMode;
+import io.floe.job.JobSpec;
+import io.floe.job.TailPolicy;
+import java.util.Set;
+
+/** The body of {@code register_job}: a job spec in its wire form. */
+public final class JobRequest {
+  private static final String WHAT = "register_job action body";
+  private static final Set<String> FIELDS =
+      Set.of(
+          "job",
+          "dataset",
+          "seed",
+          "shuffle",
+          "mode",
+          "columns",
+          "batch_rows",
+          "tail",
+          "block_rows",
+          "window_blocks",
+          "lease_timeout_ms");
+
+  private JobRequest() {}
+
+  public static JobSpec parse(byte[] body) {
+    Fields fields = new Fields(Json.parseObject(body, WHAT), WHAT, FIELDS);
+    Long batchRows = fields.optionalLong("batch_rows");
+    if (batchRows == null) {
+      throw new IllegalArgumentException("Missing field 'batch_rows' in " + WHAT);
+    }
+    if (batchRows < 1 || batchRows > JobSpec.MAX_BATCH_ROWS) {
+      throw new IllegalArgumentException(
+          String.format(
+              "Invalid batch_rows: %d (must be in 1..%d)", batchRows, JobSpec.MAX_BATCH_ROWS));
+    }
+    Long seed = fields.optionalLong("seed");
+    Long leaseTimeout = fields.optionalLong("lease_timeout_ms");
+    String mode = fields.optionalString("mode");
+    String tail = fields.optionalString("tail");
+    return new JobSpec(
+        fields.requiredString("job"),
+        fields.requiredString("dataset"),
+        seed == null ? 0 : seed,
+        fields.optionalBoolean("shuffle", true),
+        mode == null ? JobMode.DETERMINISTIC : JobMode.parse(mode),
+        fields.optionalStrings("columns"),
+        batchRows.intValue(),
+        tail == null ? TailPolicy.DROP : TailPolicy.parse(tail),
+        fields.optionalInt("block_rows", JobSpec.BLOCK_ROWS_DEFAULT),
+        fields.optionalInt("window_blocks", JobSpec.WINDOW_BLOCKS_DEFAULT),
+        leaseTimeout == null ? JobSpec.LEASE_TIMEOUT_MILLIS_DEFAULT : leaseTimeout);
+  }
+
+  /** The spec as {@code register_job} takes it (every field explicit). */
+  public static ObjectNode toJson(JobSpec spec) {
+    ObjectNode node = Json.object();
+    node.put("job", spec.job());
+    node.put("dataset", spec.dataset());
+    node.put("mode", spec.mode().wireName());
+    node.put("seed", spec.seed());
+    node.put("shuffle", spec.shuffle());
+    ArrayNode columns = node.putArray("columns");
+    spec.columns().forEach(columns::add);
+    node.put("batch_rows", spec.batchRows());
+    node.put("tail", spec.tail().wireName());
+    node.put("block_rows", spec.blockRows());
+    node.put("window_blocks", spec.windowBlocks());
+    node.put("lease_timeout_ms", spec.leaseTimeoutMillis());
+    return node;
+  }
+}

@@ -1,0 +1,55 @@
+package io.floe.protocol;
+
+import java.util.Set;
+
+/** The small bodies of the job actions other than {@code register_job}. */
+public final class JobRequests {
+  private JobRequests() {}
+
+  /** {@code job_status} and {@code drop_job}: {"job": "..."}. */
+  public record JobName(String job) {
+    public static JobName parse(byte[] body, String action) {
+      String what = action + " action body";
+      return new JobName(
+          new Fields(Json.parseObject(body, what), what, Set.of("job")).requiredString("job"));
+    }
+  }
+
+  /** {@code lease}: {"job", "epoch", "worker"}. */
+  public record LeaseRequest(String job, long epoch, String worker) {
+    public static LeaseRequest parse(byte[] body) {
+      String what = "lease action body";
+      Fields fields =
+          new Fields(Json.parseObject(body, what), what, Set.of("job", "epoch", "worker"));
+      return new LeaseRequest(
+          fields.requiredString("job"), requiredLong(fields, "epoch", what), workerOf(fields));
+    }
+  }
+
+  /** {@code ack}: {"job", "epoch", "lease", "worker"}. */
+  public record AckRequest(String job, long epoch, String lease, String worker) {
+    public static AckRequest parse(byte[] body) {
+      String what = "ack action body";
+      Fields fields =
+          new Fields(Json.parseObject(body, what), what, Set.of("job", "epoch", "lease", "worker"));
+      return new AckRequest(
+          fields.requiredString("job"),
+          requiredLong(fields, "epoch", what),
+          fields.requiredString("lease"),
+          workerOf(fields));
+    }
+  }
+
+  static long requiredLong(Fields fields, String field, String what) {
+    Long value = fields.optionalLong(field);
+    if (value == null) {
+      throw new IllegalArgumentException("Missing field '" + field + "' in " + what);
+    }
+    return value;
+  }
+
+  private static String workerOf(Fields fields) {
+    String worker = fields.optionalString("worker");
+    return worker == null ? "anonymous" : worker;
+  }
+}

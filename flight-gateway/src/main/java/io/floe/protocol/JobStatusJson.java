@@ -1,0 +1,34 @@
+package io.floe.protocol;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.job.EpochProgress;
+import io.floe.job.JobStatus;
+
+/** A job's status in its wire form (see docs/protocol.md, "Training jobs"). */
+public final class JobStatusJson {
+  private JobStatusJson() {}
+
+  public static ObjectNode of(JobStatus status) {
+    ObjectNode node = JobRequest.toJson(status.spec());
+    node.put("rows", status.layout().rows());
+    node.put("snapshot_id", status.layout().snapshotId());
+    node.put("layout", status.layout().fingerprint());
+    node.put("batches_per_epoch", status.batchesPerEpoch());
+    ObjectNode counters = node.putObject("counters");
+    counters.put("rows_leased", status.rowsLeased());
+    counters.put("rows_acknowledged", status.rowsAcknowledged());
+    counters.put("rows_reissued", status.rowsReissued());
+    counters.put("leases_active", status.leasesActive());
+    ArrayNode epochs = node.putArray("epochs");
+    for (EpochProgress progress : status.epochs()) {
+      ObjectNode epoch = epochs.addObject();
+      epoch.put("epoch", progress.epoch());
+      epoch.put("batches", progress.batches());
+      epoch.put("pending", progress.pending());
+      epoch.put("leased", progress.leased());
+      epoch.put("acknowledged", progress.acknowledged());
+    }
+    return node;
+  }
+}
