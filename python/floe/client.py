@@ -372,18 +372,24 @@ class FloeClient:
         worker: Optional[str] = None,
         *,
         auto_ack: bool = True,
+        idle_items: bool = False,
         streams: int = STREAMS_DEFAULT,
-    ) -> Iterator[Tuple[Lease, pa.RecordBatch]]:
+    ) -> Iterator[Tuple[Optional[Lease], Optional[pa.RecordBatch]]]:
         """Dynamic mode: yields ``(lease, batch)`` for global batches of ``epoch`` leased by
         ``worker`` (default ``host/pid-N``) until every batch of the epoch is acknowledged (by
         whichever worker). With ``auto_ack`` a batch is acknowledged when the next one is asked
         for (and the last when the iteration ends); a consumer that stops early leaves its last
-        batch to be handed out again after the lease timeout. Without it, call :meth:`ack`."""
+        batch to be handed out again after the lease timeout. Without it, call :meth:`ack`.
+        With ``idle_items`` every "wait" answer also yields ``(None, None)`` (see
+        :func:`floe.jobs.read_dynamic`)."""
         if isinstance(spec, str):
             spec = JobSpec.from_status(self.job_status(spec))
         if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
             raise ValueError(f"Invalid epoch: {epoch!r} (must be an integer >= 0)")
-        return read_dynamic(self, spec, epoch, worker or default_worker_name(), auto_ack=auto_ack, streams=streams)
+        return read_dynamic(
+            self, spec, epoch, worker or default_worker_name(),
+            auto_ack=auto_ack, idle_items=idle_items, streams=streams,
+        )
 
     # -- reading -------------------------------------------------------------------------------
 

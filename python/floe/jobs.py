@@ -113,7 +113,10 @@ class JobSpec:
     def from_status(status: Dict[str, Any]) -> "JobSpec":
         """The spec a job's status describes (the server's defaults filled in)."""
         names = {field.name for field in dataclasses.fields(JobSpec)}
-        return JobSpec(**{k: v for k, v in status.items() if k in names and v is not None})
+        fields = {k: v for k, v in status.items() if k in names and v is not None}
+        if not fields.get("columns"):  # the server lists no columns for "all of them"
+            fields.pop("columns", None)
+        return JobSpec(**fields)
 
     @property
     def dynamic(self) -> bool:
@@ -422,15 +425,21 @@ def read_dynamic(
     worker: str,
     *,
     auto_ack: bool = True,
+    idle_items: bool = False,
     streams: int = STREAMS_DEFAULT,
-) -> Iterator[Tuple[Lease, pa.RecordBatch]]:
+) -> Iterator[Tuple[Optional[Lease], Optional[pa.RecordBatch]]]:
     """The dynamic-mode loop: lease a global batch, read it, yield ``(lease, batch)``; on "wait"
     sleep as told; stop on "done".
 
     With ``auto_ack`` a batch is acknowledged when the consumer asks for the next one (it is done
     with this one) and, for the last one, when it asks past the end; a consumer that stops early
     leaves its last batch unacknowledged, so the server hands it out again after the lease
-    timeout. Without ``auto_ack`` the caller acknowledges each lease (:meth:`FloeClient.ack`)."""
+    timeout. Without ``auto_ack`` the caller acknowledges each lease (:meth:`FloeClient.ack`).
+
+    With ``idle_items`` each "wait" also yields ``(None, None)`` after its sleep, for a consumer
+    that must not be blocked: a DataLoader takes its workers' items in turn, so a worker waiting
+    for leases that another worker holds (read, but not yet consumed, so not acknowledged) would
+    stall the loop until those leases time out."""
     fetcher = _ChunkFetcher(client, spec, epoch, 1, 0, streams)
     pending: Optional[Lease] = None
     try:
@@ -455,6 +464,8 @@ def read_dynamic(
                 yield lease, batch
             elif status == "wait":
                 time.sleep(max(0.0, float(answer.get("retry_ms", 200))) / 1000.0)
+                if idle_items:
+                    yield None, None
             elif status == "done":
                 return
             else:
