@@ -15,7 +15,9 @@ wrong (see ``docs/protocol.md``). pyarrow surfaces those statuses as a mix of ex
 
 :func:`translate` reads the kind out of the message (the exception class alone cannot tell
 FAILED_PRECONDITION from INVALID_ARGUMENT) and raises the matching :class:`FloeError` subclass,
-whose message is the server's description unchanged.
+whose message is the server's description unchanged. FAILED_PRECONDITION is :class:`NotReady`
+(retry later) when the description says "is not ready", else :class:`FailedPrecondition` (e.g. a
+job whose dataset was loaded again differently: retrying does not help).
 """
 
 from __future__ import annotations

@@ -311,3 +311,22 @@ def test_arrow_to_tensor_is_zero_copy_without_nulls():
     assert with_nulls.dtype == torch.float64 and bool(torch.isnan(with_nulls[1]))
     assert arrow_to_tensor(pa.array([True, False])).tolist() == [True, False]
     assert arrow_to_tensor(pa.array([1, 2], pa.uint32())).dtype == torch.int64
+
+
+def test_dynamic_workers_do_not_wait_for_each_others_leases(address, job_data, tmp_path):
+    """One rank, two workers, one slower than the other, and a lease timeout far longer than the
+    test may take: near the end of the epoch the slow worker finds every batch leased (to the fast
+    one, whose batches wait in the DataLoader's queue behind the slow worker's turn, so they are
+    not acknowledged). It must let the loop go on to those batches rather than block it until
+    the leases time out: nothing is handed out twice."""
+    job = dict(job="dynamic-long", batch_rows=2400, seed=2, mode="dynamic", lease_timeout_ms=3_600_000,
+               columns=["id", "user_id", "score"])
+    config = dict(address=address, dataset=job_data, job=job, epochs=[0, 1], num_workers=2, slow_worker=1)
+    (result,) = run_ranks([config], tmp_path, "long-leases", timeout=150)
+    for epoch in result["epochs"]:
+        assert sorted(epoch["leases"]) == list(range(JOB_ROWS // 2400))
+        assert collections.Counter(flat(epoch["batches"])) == collections.Counter(range(JOB_ROWS))
+    assert [answer for _, answer in result["answers"]] == ["acknowledged"] * (2 * JOB_ROWS // 2400)
+    with FloeClient(address) as client:
+        counters = client.job_status("dynamic-long")["counters"]
+    assert counters["rows_reissued"] == 0 and counters["rows_acknowledged"] == 2 * JOB_ROWS

@@ -4,7 +4,8 @@ its environment: a FloeDataLoader over a FloeIterableDataset with a custom to_te
 argv[1] is a JSON object: ``address``, ``dataset``, ``job`` (the job's settings: ``job``,
 ``batch_rows``, ``seed``, ``mode``, ...), ``epochs`` (list), ``num_workers``, and optionally
 ``state_in`` (a file with a state to resume from), ``stop_after`` (batches of the first epoch to
-consume before saving the state and stopping), ``exit_after`` (batches after which the process
+consume before saving the state and stopping), ``slow_worker`` (a DataLoader worker that takes
+0.2 s longer per batch), ``exit_after`` (batches after which the process
 dies on the spot, as a crashed rank would: os._exit, its last batch unacknowledged) and ``out``
 (the file the result goes to, as JSON)."""
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 import pyarrow as pa
 import torch
@@ -24,6 +26,8 @@ from floe.torch import FloeDataLoader, FloeIterableDataset
 class Rows(FloeIterableDataset):
     """Ids, features stacked from two columns, and the DataLoader worker that read the batch."""
 
+    slow_worker = None
+
     def to_tensors(self, batch: pa.RecordBatch):
         columns = dict(zip(batch.schema.names, batch.columns))
         features = torch.stack(
@@ -34,6 +38,8 @@ class Rows(FloeIterableDataset):
             dim=1,
         )
         info = torch.utils.data.get_worker_info()
+        if info is not None and info.id == self.slow_worker:
+            time.sleep(0.2)  # a worker slower than the others: leases come back out of turn
         return {
             "id": torch.from_numpy(columns["id"].to_numpy(zero_copy_only=False).copy()),
             "features": features,
@@ -65,6 +71,7 @@ def main() -> None:
     with FloeClient(address) as client:
         assert client.status(config["dataset"])["state"] == "READY"
     data = Rows(address, config["dataset"], **config["job"])
+    data.slow_worker = config.get("slow_worker")
     workers = config.get("num_workers", 0)
     options = {"multiprocessing_context": "spawn"} if workers else {}
     loader = RecordingLoader(data, num_workers=workers, **options)
