@@ -312,7 +312,7 @@ class _ChunkFetcher:
                 self.pool.submit(self._stream, endpoint, planned_through, len(indices), attempt, what)
                 for endpoint in endpoints
             ]
-            done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+            wait(futures, return_when=FIRST_EXCEPTION)
             failed = [f for f in futures if f.done() and f.exception() is not None]
             if failed:
                 attempt.abort()
