@@ -254,6 +254,19 @@ def test_state_without_workers_is_exact_and_belongs_to_its_job(address, job_data
         data.load_state_dict(dict(state, batches_consumed=10_000))
 
 
+def test_a_plain_dataloader_with_workers_asks_for_the_count(address, job_data, monkeypatch):
+    """Workers read ahead of the loop, so the dataset cannot know what the loop consumed: its
+    state_dict() says so instead of answering a wrong count; given the count it answers."""
+    monkeypatch.delenv("RANK", raising=False)
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    data = FloeIterableDataset(address, job_data, "plain-workers", 4800, columns=["id"])
+    loader = DataLoader(data, batch_size=None, num_workers=1, multiprocessing_context="spawn")
+    assert sorted(i for item in loader for i in item["id"].tolist()) == list(range(JOB_ROWS))
+    with pytest.raises(ValueError, match="FloeDataLoader"):
+        data.state_dict()
+    assert data.state_dict(batches_consumed=4)["batches_consumed"] == 4
+
+
 def test_dynamic_without_workers_acknowledges_as_it_goes(address, job_data, monkeypatch):
     monkeypatch.delenv("RANK", raising=False)
     monkeypatch.delenv("WORLD_SIZE", raising=False)
