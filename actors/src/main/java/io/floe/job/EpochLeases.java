@@ -43,16 +43,44 @@ final class EpochLeases {
   private final BitSet acknowledged = new BitSet();
   private final JobCounters counters;
 
+  /** Leases issued before this book was restored are unknown to it; their ids are accepted. */
+  private final boolean restored;
+
   EpochLeases(long epoch, EpochShape shape, long timeoutMillis, JobCounters counters) {
+    this(epoch, shape, timeoutMillis, counters, null);
+  }
+
+  /** A book restored from a record: {@code acknowledgedWords} are its acknowledged batches. */
+  EpochLeases(
+      long epoch,
+      EpochShape shape,
+      long timeoutMillis,
+      JobCounters counters,
+      long[] acknowledgedWords) {
     this.epoch = epoch;
     this.shape = shape;
     this.timeoutMillis = timeoutMillis;
     this.counters = counters;
+    this.restored = acknowledgedWords != null;
+    if (restored) {
+      acknowledged.or(BitSet.valueOf(acknowledgedWords));
+      counters.acknowledged((long) acknowledged.cardinality() * shape.batchRows());
+    }
     int batches = Math.toIntExact(shape.batches());
     this.attempts = new int[batches];
     for (long k = 0; k < batches; k++) {
-      pending.add(k);
+      if (!acknowledged.get((int) k)) {
+        pending.add(k);
+      }
     }
+  }
+
+  long epoch() {
+    return epoch;
+  }
+
+  long[] acknowledgedWords() {
+    return acknowledged.toLongArray();
   }
 
   Grant lease(String worker, long now) {
@@ -127,7 +155,7 @@ final class EpochLeases {
               && 0 <= batch
               && batch < attempts.length
               && 1 <= attempt
-              && attempt <= attempts[(int) batch];
+              && (restored || attempt <= attempts[(int) batch]);
       return issued ? batch : -1;
     } catch (NumberFormatException e) {
       return -1;

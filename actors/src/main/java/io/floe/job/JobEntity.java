@@ -14,9 +14,16 @@ import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.actor.typed.javadsl.StashBuffer;
+import org.apache.pekko.cluster.ddata.LWWMap;
+import org.apache.pekko.cluster.ddata.SelfUniqueAddress;
+import org.apache.pekko.cluster.ddata.typed.javadsl.DistributedData;
+import org.apache.pekko.cluster.ddata.typed.javadsl.Replicator;
+import org.apache.pekko.cluster.ddata.typed.javadsl.ReplicatorMessageAdapter;
 import org.apache.pekko.cluster.sharding.typed.ClusterShardingSettings;
 import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
 import org.apache.pekko.cluster.sharding.typed.javadsl.Entity;
+import org.apache.pekko.cluster.sharding.typed.javadsl.EntityContext;
 
 /**
  * One training job, placed by cluster sharding under its id. It holds the job's spec and the layout
@@ -24,9 +31,11 @@ import org.apache.pekko.cluster.sharding.typed.javadsl.Entity;
  * the lease books of its recent epochs. Deterministic reads need nothing else from it: their order
  * is a pure function of the spec, the layout and the epoch.
  *
- * <p>Its state lives in memory. If its node goes away the entity starts again empty elsewhere; the
- * clients register the job again with the same spec (they keep it) and go on. Dynamic epochs in
- * progress at that moment lose their lease books.
+ * <p>Its record (spec, pinned layout, and each kept dynamic epoch's acknowledged batches) is
+ * replicated in Distributed Data, and an acknowledgement is answered only once a majority holds it.
+ * So when its node leaves or fails, the entity starts again where it is next asked, from the
+ * record: acknowledged batches stay acknowledged, and leases that were out are handed out again
+ * unless their acknowledgement arrives first.
  */
 public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
   public static final org.apache.pekko.cluster.sharding.typed.javadsl.EntityTypeKey<Command>
@@ -36,6 +45,12 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
 
   /** Dynamic epochs kept per job; older ones are forgotten. */
   static final int EPOCHS_KEPT = 8;
+
+  /** Acknowledgements are written to the record in groups, at most this often. */
+  private static final java.time.Duration FLUSH_EVERY = java.time.Duration.ofMillis(25);
+
+  private static final int STASH_CAPACITY = 10_000;
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(JobEntity.class);
 
   /** Messages a job entity takes. */
   public sealed interface Command extends CborSerializable {}
@@ -55,6 +70,12 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
 
   public record Stop() implements Command {}
 
+  private record RecordRead(JobRecord record, boolean failed, boolean local) implements Command {}
+
+  private record Flush() implements Command {}
+
+  private record RecordWritten(boolean ok, List<Runnable> replies) implements Command {}
+
   /** A job's status, or why the request failed. */
   public record JobReply(JobStatus status, Failure failure) implements CborSerializable {}
 
@@ -70,27 +91,112 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
   public record AckReply(String outcome, Failure failure) implements CborSerializable {}
 
   public static void init(ActorSystem<?> system) {
+    // Start this node's replicator now: it is created lazily (see DatasetEntity.init).
+    DistributedData.get(system);
     ClusterSharding.get(system)
         .init(
-            Entity.of(TYPE_KEY, ctx -> create(ctx.getEntityId()))
+            Entity.of(TYPE_KEY, JobEntity::create)
                 .withStopMessage(new Stop())
-                // A job's state is in memory: an idle job must not be passivated away.
+                // A job lives until it is dropped: an idle job must not be passivated away.
                 .withSettings(ClusterShardingSettings.create(system).withNoPassivationStrategy()));
   }
 
-  static Behavior<Command> create(String jobId) {
-    return Behaviors.setup(ctx -> new JobEntity(ctx, jobId));
+  static Behavior<Command> create(EntityContext<Command> entity) {
+    return Behaviors.setup(
+        ctx ->
+            Behaviors.withTimers(
+                timers -> {
+                  timers.startTimerWithFixedDelay(new Flush(), FLUSH_EVERY);
+                  return Behaviors.withStash(
+                      STASH_CAPACITY,
+                      stash ->
+                          DistributedData.withReplicatorMessageAdapter(
+                              (ReplicatorMessageAdapter<Command, LWWMap<String, JobRecord>>
+                                      replicator) -> recover(ctx, entity, stash, replicator)));
+                }));
+  }
+
+  /** Reads the job's record (if any) before taking messages, stashing them meanwhile. */
+  private static Behavior<Command> recover(
+      ActorContext<Command> ctx,
+      EntityContext<Command> entity,
+      StashBuffer<Command> stash,
+      ReplicatorMessageAdapter<Command, LWWMap<String, JobRecord>> replicator) {
+    String jobId = entity.getEntityId();
+    askRecord(replicator, jobId, JobDirectory.read());
+    return Behaviors.receive(Command.class)
+        .onMessage(
+            RecordRead.class,
+            read -> {
+              if (read.failed() && !read.local()) {
+                askRecord(replicator, jobId, Replicator.readLocal());
+                return Behaviors.same();
+              }
+              if (read.record() != null) {
+                LOG.info("Job '{}' entity started from its record", jobId);
+              }
+              return stash.unstashAll(new JobEntity(ctx, entity, replicator, read.record()));
+            })
+        .onMessage(
+            Command.class,
+            message -> {
+              stash.stash(message);
+              return Behaviors.same();
+            })
+        .build();
+  }
+
+  private static void askRecord(
+      ReplicatorMessageAdapter<Command, LWWMap<String, JobRecord>> replicator,
+      String jobId,
+      Replicator.ReadConsistency consistency) {
+    boolean local = consistency instanceof Replicator.ReadLocal$;
+    replicator.askGet(
+        askReplyTo -> new Replicator.Get<>(JobDirectory.KEY, consistency, askReplyTo),
+        response -> {
+          if (response instanceof Replicator.GetSuccess) {
+            LWWMap<String, JobRecord> map =
+                ((Replicator.GetSuccess<LWWMap<String, JobRecord>>) response).get(JobDirectory.KEY);
+            return new RecordRead(map.getEntries().get(jobId), false, local);
+          }
+          return new RecordRead(null, !(response instanceof Replicator.NotFound), local);
+        });
   }
 
   private final String jobId;
+  private final EntityContext<Command> entity;
+  private final ReplicatorMessageAdapter<Command, LWWMap<String, JobRecord>> replicator;
+  private final SelfUniqueAddress node;
   private JobSpec spec;
   private PinnedLayout layout;
   private JobCounters counters = new JobCounters();
   private final TreeMap<Long, EpochLeases> epochs = new TreeMap<>();
 
-  private JobEntity(ActorContext<Command> ctx, String jobId) {
+  /** Acknowledgement replies waiting for the record that holds them to reach a majority. */
+  private List<Runnable> unwritten = new ArrayList<>();
+
+  private boolean writing;
+
+  private JobEntity(
+      ActorContext<Command> ctx,
+      EntityContext<Command> entity,
+      ReplicatorMessageAdapter<Command, LWWMap<String, JobRecord>> replicator,
+      JobRecord record) {
     super(ctx);
-    this.jobId = jobId;
+    this.jobId = entity.getEntityId();
+    this.entity = entity;
+    this.replicator = replicator;
+    this.node = DistributedData.get(ctx.getSystem()).selfUniqueAddress();
+    if (record != null) {
+      spec = record.spec();
+      layout = record.layout();
+      for (JobRecord.EpochAcks acks : record.epochs()) {
+        epochs.put(
+            acks.epoch(),
+            new EpochLeases(
+                acks.epoch(), shape(), spec.leaseTimeoutMillis(), counters, acks.acknowledged()));
+      }
+    }
   }
 
   @Override
@@ -101,7 +207,9 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
         .onMessage(DropJob.class, this::onDrop)
         .onMessage(Lease.class, this::onLease)
         .onMessage(Ack.class, this::onAck)
-        .onMessage(Stop.class, stop -> Behaviors.stopped())
+        .onMessage(Flush.class, flush -> onFlush())
+        .onMessage(RecordWritten.class, this::onWritten)
+        .onMessage(Stop.class, stop -> onStop())
         .build();
   }
 
@@ -111,7 +219,8 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
       layout = register.layout();
       counters = new JobCounters();
       epochs.clear();
-      getContext().getLog().info("Job '{}' registered on dataset '{}'", jobId, spec.dataset());
+      LOG.info("Job '{}' registered on dataset '{}'", jobId, spec.dataset());
+      write(List.of());
     } else if (!spec.equals(register.spec()) || !layout.equals(register.layout())) {
       register
           .replyTo()
@@ -147,18 +256,43 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
   }
 
   private Behavior<Command> onGet(GetJob get) {
-    get.replyTo().tell(spec == null ? new JobReply(null, unknown()) : new JobReply(status(), null));
+    if (spec == null) {
+      get.replyTo().tell(new JobReply(null, unknown()));
+      return passivate();
+    }
+    get.replyTo().tell(new JobReply(status(), null));
+    return this;
+  }
+
+  /** An entity without a job leaves, so that asking for unknown ids does not pile them up. */
+  private Behavior<Command> passivate() {
+    entity.getShard().tell(new ClusterSharding.Passivate<>(getContext().getSelf()));
     return this;
   }
 
   private Behavior<Command> onDrop(DropJob drop) {
     if (spec == null) {
       drop.replyTo().tell(new JobReply(null, unknown()));
-      return this;
+      return passivate();
     }
-    drop.replyTo().tell(new JobReply(status(), null));
-    getContext().getLog().info("Job '{}' dropped", jobId);
-    return Behaviors.stopped();
+    JobReply last = new JobReply(status(), null);
+    spec = null;
+    layout = null;
+    epochs.clear();
+    unwritten.forEach(Runnable::run);
+    unwritten = new ArrayList<>();
+    replicator.askUpdate(
+        askReplyTo ->
+            new Replicator.Update<>(
+                JobDirectory.KEY,
+                LWWMap.create(),
+                JobDirectory.write(),
+                askReplyTo,
+                map -> map.remove(node, jobId)),
+        response -> new RecordWritten(response instanceof Replicator.UpdateSuccess, List.of()));
+    drop.replyTo().tell(last);
+    LOG.info("Job '{}' dropped", jobId);
+    return passivate();
   }
 
   private Behavior<Command> onLease(Lease lease) {
@@ -188,7 +322,10 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
       return this;
     }
     EpochLeases.AckOutcome outcome = book(ack.epoch()).ack(ack.lease(), now());
-    if (outcome == EpochLeases.AckOutcome.UNKNOWN) {
+    if (outcome == EpochLeases.AckOutcome.ACKNOWLEDGED) {
+      // Answered once a majority holds it, so that it survives this node.
+      unwritten.add(() -> ack.replyTo().tell(new AckReply("acknowledged", null)));
+    } else if (outcome == EpochLeases.AckOutcome.UNKNOWN) {
       ack.replyTo()
           .tell(
               new AckReply(
@@ -226,10 +363,60 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
     return null;
   }
 
+  private Behavior<Command> onFlush() {
+    if (!unwritten.isEmpty() && !writing) {
+      List<Runnable> replies = unwritten;
+      unwritten = new ArrayList<>();
+      write(replies);
+    }
+    return this;
+  }
+
+  /** Writes the record; once a majority has it (or the write timed out), sends the replies. */
+  private void write(List<Runnable> replies) {
+    if (spec == null) {
+      replies.forEach(Runnable::run);
+      return;
+    }
+    List<JobRecord.EpochAcks> acks = new ArrayList<>();
+    epochs.forEach(
+        (epoch, book) -> acks.add(new JobRecord.EpochAcks(epoch, book.acknowledgedWords())));
+    JobRecord record = new JobRecord(spec, layout, acks);
+    writing = true;
+    replicator.askUpdate(
+        askReplyTo ->
+            new Replicator.Update<>(
+                JobDirectory.KEY,
+                LWWMap.create(),
+                JobDirectory.write(),
+                askReplyTo,
+                map -> map.put(node, jobId, record)),
+        response -> new RecordWritten(response instanceof Replicator.UpdateSuccess, replies));
+  }
+
+  private Behavior<Command> onWritten(RecordWritten written) {
+    writing = false;
+    if (!written.ok()) {
+      // Not on a majority yet (members joining or leaving); the local copy spreads by gossip.
+      LOG.warn("Job '{}': its record did not reach a majority in time", jobId);
+    }
+    written.replies().forEach(Runnable::run);
+    return this;
+  }
+
+  private Behavior<Command> onStop() {
+    // Hand-off: acknowledgements not yet written are not answered; their senders ask again.
+    return Behaviors.stopped();
+  }
+
+  private EpochShape shape() {
+    return new EpochShape(layout.rows(), spec.batchRows(), spec.tail());
+  }
+
   private EpochLeases book(long epoch) {
     EpochLeases book = epochs.get(epoch);
     if (book == null) {
-      EpochShape shape = new EpochShape(layout.rows(), spec.batchRows(), spec.tail());
+      EpochShape shape = shape();
       book = new EpochLeases(epoch, shape, spec.leaseTimeoutMillis(), counters);
       epochs.put(epoch, book);
       while (epochs.size() > EPOCHS_KEPT) {
@@ -256,7 +443,7 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
     return new JobStatus(
         spec,
         layout,
-        new EpochShape(layout.rows(), spec.batchRows(), spec.tail()).batches(),
+        shape().batches(),
         counters.rowsLeased(),
         counters.rowsAcknowledged(),
         counters.rowsReissued(),

@@ -18,7 +18,9 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import org.apache.arrow.flight.Action;
 import org.apache.arrow.flight.FlightClient;
+import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightEndpoint;
 import org.apache.arrow.flight.FlightRuntimeException;
 import org.apache.arrow.flight.FlightStatusCode;
@@ -71,6 +73,57 @@ class TicketAuthenticationTest {
       // The node goes on serving the genuine ticket.
       assertThat(rows(raw, endpoint.getTicket())).isEqualTo(planned.rows());
     }
+  }
+
+  @Test
+  void jobTicketsCannotBeAlteredToReadOtherRowsOrColumns() throws Exception {
+    IcebergTestTables.TestTable table =
+        IcebergTestTables.in(dir)
+            .create("events", TestRows.EVENTS)
+            .appendFiles(2, 400, TestRows.events(5));
+    try (FloeNode node = TestNodes.start();
+        BufferAllocator allocator = new RootAllocator();
+        FloeClient client = FloeClient.connect(allocator, node.location());
+        FlightClient raw = FlightClient.builder(allocator, node.location()).build()) {
+      client.load(new LoadRequest(DatasetSpec.of("events", table.metadataLocation()), true));
+      action(
+          raw,
+          "register_job",
+          "{\"job\": \"j\", \"dataset\": \"events\", \"batch_rows\": 40,"
+              + " \"columns\": [\"id\"], \"block_rows\": 64, \"window_blocks\": 2}");
+      FlightEndpoint endpoint =
+          raw.getInfo(
+                  FlightDescriptor.command(
+                      ("{\"job\": \"j\", \"epoch\": 0, \"world_size\": 2, \"rank\": 0,"
+                              + " \"batch_from\": 0, \"batch_to\": 3}")
+                          .getBytes(StandardCharsets.UTF_8)))
+              .getEndpoints()
+              .get(0);
+      long genuine = rows(raw, endpoint.getTicket());
+      assertThat(genuine).isPositive();
+
+      for (String[] change :
+          new String[][] {
+            {"rank", "1"}, {"world_size", "1"}, {"batch_to", "20"}, {"epoch", "1"}, {"seed", "9"}
+          }) {
+        ObjectNode altered = Json.parseObject(endpoint.getTicket().getBytes(), "ticket");
+        altered.put(change[0], Long.parseLong(change[1]));
+        assertUnauthenticated(raw, new Ticket(Json.bytes(altered)), "does not match");
+      }
+      ObjectNode moreColumns = Json.parseObject(endpoint.getTicket().getBytes(), "ticket");
+      moreColumns.putArray("columns").add("id").add("amount");
+      assertUnauthenticated(raw, new Ticket(Json.bytes(moreColumns)), "does not match");
+      ObjectNode unsigned = Json.parseObject(endpoint.getTicket().getBytes(), "ticket");
+      unsigned.remove("sig");
+      assertUnauthenticated(raw, new Ticket(Json.bytes(unsigned)), "not signed");
+
+      assertThat(rows(raw, endpoint.getTicket())).isEqualTo(genuine);
+    }
+  }
+
+  private static void action(FlightClient raw, String type, String body) {
+    raw.doAction(new Action(type, body.getBytes(StandardCharsets.UTF_8)))
+        .forEachRemaining(result -> {});
   }
 
   private static void assertUnauthenticated(FlightClient raw, Ticket ticket, String why) {

@@ -1,0 +1,158 @@
+package io.floe.job;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class EpochOrderTest {
+  /** Slices of uneven sizes, one empty, as planning produces them. */
+  private static final long[] SLICES = {1000, 0, 777, 4096, 1, 2500};
+
+  private static final long ROWS = Arrays.stream(SLICES).sum();
+
+  private static long global(EpochOrder.RowRef ref) {
+    long start = 0;
+    for (int s = 0; s < ref.slice(); s++) {
+      start += SLICES[s];
+    }
+    assertThat(ref.row()).isBetween(0L, SLICES[ref.slice()] - 1);
+    return start + ref.row();
+  }
+
+  private static long[] order(OrderSettings settings, long epoch) {
+    EpochOrder order = new EpochOrder(SLICES, settings, epoch);
+    long[] rows = new long[(int) order.rows()];
+    for (int p = 0; p < rows.length; p++) {
+      rows[p] = global(order.at(p));
+    }
+    return rows;
+  }
+
+  @ParameterizedTest
+  @ValueSource(longs = {0, 1, 42, -7, Long.MAX_VALUE})
+  void everyRowHasExactlyOnePosition(long seed) {
+    for (int blockRows : new int[] {1, 64, 1000, 5000}) {
+      for (int window : new int[] {1, 3, 16}) {
+        long[] rows = order(new OrderSettings(seed, true, blockRows, window), 2);
+        assertThat(rows).hasSize((int) ROWS);
+        long[] sorted = rows.clone();
+        Arrays.sort(sorted);
+        for (int i = 0; i < sorted.length; i++) {
+          assertThat(sorted[i]).isEqualTo(i);
+        }
+      }
+    }
+  }
+
+  @Test
+  void theOrderIsAFunctionOfSeedAndEpochOnly() {
+    OrderSettings settings = new OrderSettings(11, true, 100, 4);
+    assertThat(order(settings, 3)).isEqualTo(order(settings, 3));
+    assertThat(order(settings, 3)).isNotEqualTo(order(settings, 4));
+    assertThat(order(settings, 3)).isNotEqualTo(order(new OrderSettings(12, true, 100, 4), 3));
+  }
+
+  @Test
+  void withoutShuffleTheOrderIsTheGlobalOrder() {
+    long[] rows = order(new OrderSettings(5, false, 100, 4), 9);
+    for (int p = 0; p < rows.length; p++) {
+      assertThat(rows[p]).isEqualTo(p);
+    }
+  }
+
+  @Test
+  void aWindowDrawsItsRowsFromAtMostWindowBlocksBlocks() {
+    int blockRows = 50;
+    int window = 4;
+    long[] rows = order(new OrderSettings(3, true, blockRows, window), 0);
+    // Blocks never straddle slices: name a block by (slice, row / blockRows).
+    EpochOrder order = new EpochOrder(SLICES, new OrderSettings(3, true, blockRows, window), 0);
+    int windowRows = blockRows * window;
+    Set<String> blocks = new HashSet<>();
+    long mixed = 0;
+    for (int p = 0; p < rows.length; p++) {
+      EpochOrder.RowRef ref = order.at(p);
+      blocks.add(ref.slice() + "/" + ref.row() / blockRows);
+      if (p > 0 && rows[p] != rows[p - 1] + 1) {
+        mixed++;
+      }
+      if ((p + 1) % windowRows == 0) {
+        // Windows are runs of whole blocks; with short blocks a window holds fewer rows, so a
+        // run of windowRows positions spans at most two windows.
+        assertThat(blocks.size()).isLessThanOrEqualTo(2 * window);
+        blocks.clear();
+      }
+    }
+    assertThat(mixed).as("rows are shuffled within windows").isGreaterThan(rows.length / 2);
+  }
+
+  @Test
+  void rejectsANegativeEpoch() {
+    assertThatThrownBy(() -> new EpochOrder(SLICES, new OrderSettings(1, true, 10, 2), -1))
+        .hasMessageContaining("Invalid epoch: -1");
+  }
+
+  /**
+   * Ranks read global batches through {@link RankShare}; at random points the job is checkpointed
+   * (batches consumed by every rank) and resumed with another world size. Over the epoch every
+   * position is read exactly once, and global batch k holds the same rows for every world size.
+   */
+  @ParameterizedTest
+  @ValueSource(longs = {1, 2, 3, 4, 5})
+  void resumingAtOtherWorldSizesReadsEveryRowOnce(long seed) {
+    Random random = new Random(seed);
+    int batchRows = 120;
+    int[] worlds = {1, 2, 3, 4, 5, 6, 8, 10, 12};
+    for (TailPolicy tail : TailPolicy.values()) {
+      EpochShape shape = new EpochShape(ROWS, batchRows, tail);
+      EpochOrder order = new EpochOrder(SLICES, new OrderSettings(seed, true, 37, 5), 1);
+      List<Long> read = new ArrayList<>();
+      long batch = 0;
+      while (batch < shape.batches()) {
+        int world = worlds[random.nextInt(worlds.length)];
+        long until = Math.min(shape.batches(), batch + 1 + random.nextInt(20));
+        for (; batch < until; batch++) {
+          List<Long> global = new ArrayList<>();
+          for (int rank = 0; rank < world; rank++) {
+            List<Long> part = new ArrayList<>();
+            new RankShare(shape, order, world, rank)
+                .visit(batch, (slice, row) -> part.add(global(new EpochOrder.RowRef(slice, row))));
+            assertThat(part).hasSize(batchRows / world);
+            global.addAll(part);
+          }
+          assertThat(global).isEqualTo(globalBatch(shape, order, batch));
+          read.addAll(global);
+        }
+      }
+      List<Long> expected = new ArrayList<>();
+      for (long slot = 0; slot < shape.batches() * batchRows; slot++) {
+        expected.add(global(order.at(shape.position(slot))));
+      }
+      assertThat(read).containsExactlyElementsOf(expected);
+      Set<Long> distinct = new HashSet<>(read);
+      if (tail == TailPolicy.DROP) {
+        assertThat(read).hasSize((int) (ROWS / batchRows * batchRows));
+        assertThat(distinct).hasSize(read.size());
+      } else {
+        assertThat(read).hasSize((int) ((ROWS + batchRows - 1) / batchRows * batchRows));
+        assertThat(distinct).hasSize((int) ROWS);
+      }
+    }
+  }
+
+  private static List<Long> globalBatch(EpochShape shape, EpochOrder order, long batch) {
+    List<Long> rows = new ArrayList<>();
+    new RankShare(shape, order, 1, 0)
+        .visit(batch, (slice, row) -> rows.add(global(new EpochOrder.RowRef(slice, row))));
+    return rows;
+  }
+}
