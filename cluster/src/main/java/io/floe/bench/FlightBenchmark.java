@@ -4,6 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.floe.client.FloeClient;
+import io.floe.client.JobBatch;
+import io.floe.client.JobOptions;
+import io.floe.client.JobReader;
 import io.floe.dataset.DatasetSpec;
 import io.floe.demo.SampleTable;
 import io.floe.node.FloeNode;
@@ -21,9 +24,10 @@ import org.apache.iceberg.arrow.vectorized.VectorizedTableScanIterable;
 /**
  * Floe's serving path against decoding the same Parquet directly, side by side in one run on the
  * same warm data: (a) one DoGet stream over loopback, (b) Iceberg's vectorized Parquet-to-Arrow
- * reader in one thread, (c) their ratio, and the off-heap bytes Floe holds per byte of Arrow data.
- * Each is run {@code --rounds} times alternately and the best round is reported, because these
- * machines are shared and noisy.
+ * reader in one thread, (c) their ratio, (d) one rank reading a training job's shuffled epoch (rows
+ * gathered per global batch) and (e) the same job without shuffle, as ratios to (a), and the
+ * off-heap bytes Floe holds per byte of Arrow data. Each is run {@code --rounds} times alternately
+ * and the best round is reported, because these machines are shared and noisy.
  */
 public final class FlightBenchmark {
   private FlightBenchmark() {}
@@ -32,6 +36,7 @@ public final class FlightBenchmark {
     long rows = 4_000_000;
     int rounds = 3;
     int batchRows = DatasetSpec.BATCH_ROWS_DEFAULT;
+    int jobBatchRows = 8192;
     Path dir = Path.of("data", "bench-table");
     for (int i = 0; i + 1 < args.length; i += 2) {
       switch (args[i]) {
@@ -43,6 +48,9 @@ public final class FlightBenchmark {
           break;
         case "--batch-rows":
           batchRows = Integer.parseInt(args[i + 1]);
+          break;
+        case "--job-batch-rows":
+          jobBatchRows = Integer.parseInt(args[i + 1]);
           break;
         case "--table-dir":
           dir = Path.of(args[i + 1]);
@@ -71,8 +79,17 @@ public final class FlightBenchmark {
       FlightInfo info = client.plan("bench", 0, 1);
       Table iceberg = node.resources().tables().open(table.metadataLocation());
 
+      JobOptions shuffled =
+          JobOptions.builder("bench-shuffled", "bench", jobBatchRows).seed(1).build();
+      JobOptions ordered =
+          JobOptions.builder("bench-ordered", "bench", jobBatchRows).globalOrder().build();
+      client.registerJob(shuffled);
+      client.registerJob(ordered);
+
       double bestFlight = 0;
       double bestDecode = 0;
+      double bestShuffled = 0;
+      double bestOrdered = 0;
       long served = 0;
       long decoded = 0;
       for (int round = 0; round < rounds; round++) {
@@ -86,11 +103,16 @@ public final class FlightBenchmark {
         long decodedBytes = decode(iceberg, batchRows);
         double decode = decodedBytes / ((System.nanoTime() - start) / 1e9);
         decoded = decodedBytes;
+        double jobShuffled = readEpoch(client, shuffled, round);
+        double jobOrdered = readEpoch(client, ordered, round);
         System.out.printf(
-            "round %d: DoGet %,d rows %.0f MB/s | direct decode %.0f MB/s%n",
-            round + 1, got, flight / 1e6, decode / 1e6);
+            "round %d: DoGet %,d rows %.0f MB/s | direct decode %.0f MB/s | job shuffled %.0f MB/s"
+                + " | job ordered %.0f MB/s%n",
+            round + 1, got, flight / 1e6, decode / 1e6, jobShuffled / 1e6, jobOrdered / 1e6);
         bestFlight = Math.max(bestFlight, flight);
         bestDecode = Math.max(bestDecode, decode);
+        bestShuffled = Math.max(bestShuffled, jobShuffled);
+        bestOrdered = Math.max(bestOrdered, jobOrdered);
       }
       System.out.printf(
           "dataset: %,d rows, %,d bytes of Arrow (Parquet files: %s)%n",
@@ -103,10 +125,32 @@ public final class FlightBenchmark {
           bestDecode / 1e6, decoded);
       System.out.printf("(c) ratio DoGet / direct decode: %.2fx%n", bestFlight / bestDecode);
       System.out.printf(
+          "(d) one rank of a shuffled job epoch (%,d-row global batches): %.0f MB/s, %.2fx of (a)%n",
+          jobBatchRows, bestShuffled / 1e6, bestShuffled / bestFlight);
+      System.out.printf(
+          "(e) the same job without shuffle: %.0f MB/s, %.2fx of (a)%n",
+          bestOrdered / 1e6, bestOrdered / bestFlight);
+      System.out.printf(
           "memory held per byte of Arrow data served: %.3f (%,d held / %,d served)%n",
           (double) held / served, held, served);
+      client.dropJob(shuffled.job());
+      client.dropJob(ordered.job());
       client.drop("bench");
     }
+  }
+
+  /** Reads one epoch of a job as its only rank; answers bytes per second. */
+  private static double readEpoch(FloeClient client, JobOptions job, int epoch) {
+    long bytes = 0;
+    long start = System.nanoTime();
+    try (JobReader reader = client.readJob(job, epoch, 1, 0, 0, 1)) {
+      while (reader.hasNext()) {
+        try (JobBatch batch = reader.next()) {
+          bytes += bytes(batch.root());
+        }
+      }
+    }
+    return bytes / ((System.nanoTime() - start) / 1e9);
   }
 
   private static long bytes(VectorSchemaRoot root) {

@@ -11,6 +11,7 @@ import java.util.Locale;
 import java.util.NoSuchElementException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.arrow.flight.FlightRuntimeException;
+import org.apache.arrow.flight.FlightStatusCode;
 import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -190,18 +191,31 @@ public final class DynamicJobReader implements Iterator<JobBatch>, AutoCloseable
    * answers that it does not know it (its entity was lost with its node).
    */
   private JsonNode withJob(java.util.function.Supplier<JsonNode> action) {
-    if (registered == null) {
-      registered = client.registerJob(options);
-    }
-    try {
-      return action.get();
-    } catch (FlightRuntimeException e) {
-      if (!JobReader.isUnknownJob(e)) {
-        throw e;
+    long deadline = System.nanoTime() + patience.toNanos();
+    while (true) {
+      try {
+        if (registered == null) {
+          registered = client.registerJob(options);
+        }
+        return action.get();
+      } catch (FlightRuntimeException e) {
+        if (JobReader.isUnknownJob(e)) {
+          LOG.info("Job '{}' was unknown to the cluster; registering it again", options.job());
+          registered = null;
+        } else if (!movingEntity(e) || System.nanoTime() > deadline) {
+          throw e;
+        } else {
+          // The job's entity is moving (its node left or died): asks to it time out until
+          // sharding places it again. Lease and ack may both be repeated safely.
+          LOG.info("Job '{}': {}; asking again", options.job(), e.status());
+          JobReader.sleep(500);
+        }
       }
-      LOG.info("Job '{}' was unknown to the cluster; registering it again", options.job());
-      registered = client.registerJob(options);
-      return action.get();
     }
+  }
+
+  private static boolean movingEntity(FlightRuntimeException e) {
+    FlightStatusCode code = e.status().code();
+    return code == FlightStatusCode.TIMED_OUT || code == FlightStatusCode.UNAVAILABLE;
   }
 }

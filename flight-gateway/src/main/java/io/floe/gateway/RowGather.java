@@ -47,8 +47,15 @@ final class RowGather implements AutoCloseable {
   VectorSchemaRoot gather(long[] rows, int count, BufferAllocator allocator) {
     VectorSchemaRoot out = VectorSchemaRoot.create(projected, allocator);
     try {
-      out.allocateNew();
       List<FieldVector> targets = out.getFieldVectors();
+      if (count > 0) {
+        // Sized to the rows at hand: most parts are small, many are empty, and Arrow's default
+        // capacity (thousands of values per vector) would cost more than the copy.
+        for (FieldVector target : targets) {
+          target.setInitialCapacity(count);
+          target.allocateNew();
+        }
+      }
       for (int i = 0; i < count; i++) {
         int batch = slice.batchOf(rows[i]);
         int index = (int) (rows[i] - slice.batchStart(batch));
