@@ -1,4 +1,4 @@
-"""One rank of a training job, run as its own process by test_torch.py with RANK and WORLD_SIZE in
+"""One rank of a training job, run as its own process by test_jobs_torch.py with RANK and WORLD_SIZE in
 its environment: a FloeDataLoader over a FloeIterableDataset with a custom to_tensors.
 
 argv[1] is a JSON object: ``address``, ``dataset``, ``job`` (the job's settings: ``job``,
