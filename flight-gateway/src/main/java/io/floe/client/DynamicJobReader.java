@@ -10,7 +10,9 @@ import java.util.Iterator;
 import java.util.Locale;
 import java.util.NoSuchElementException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.apache.arrow.flight.FlightRuntimeException;
+import org.apache.arrow.flight.FlightStatusCode;
 import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -186,22 +188,48 @@ public final class DynamicJobReader implements Iterator<JobBatch>, AutoCloseable
   }
 
   /**
-   * Runs a job action, registering the job first the first time and again whenever the cluster
-   * answers that it does not know it (its entity was lost with its node).
+   * Failures of an action that another attempt may not meet: no node answered, or the dataset is
+   * reloading. NOT_FOUND is final here (an unknown lease stays unknown), unlike for a stream.
    */
-  private JsonNode withJob(java.util.function.Supplier<JsonNode> action) {
-    if (registered == null) {
-      registered = client.registerJob(options);
-    }
-    try {
-      return action.get();
-    } catch (FlightRuntimeException e) {
-      if (!JobReader.isUnknownJob(e)) {
-        throw e;
+  private static boolean worthRetrying(FlightRuntimeException e) {
+    FlightStatusCode code = e.status().code();
+    String description = e.status().description();
+    return code == FlightStatusCode.UNAVAILABLE
+        || code == FlightStatusCode.TIMED_OUT
+        || code == FlightStatusCode.CANCELLED
+        || (code == FlightStatusCode.INVALID_ARGUMENT
+            && description != null
+            && description.contains("is not ready"));
+  }
+
+  /**
+   * Runs a job action, registering the job first the first time and again whenever the cluster
+   * answers that it does not know it, and retrying what a new attempt can cure (a node unreachable,
+   * the dataset reloading) for up to the patience. A retried {@code lease} whose first answer was
+   * lost leaves a lease nobody uses, which times out and goes to the queue again; a retried {@code
+   * ack} that had reached the server answers {@code duplicate}.
+   */
+  private JsonNode withJob(Supplier<JsonNode> action) {
+    long deadline = System.nanoTime() + patience.toNanos();
+    int attempt = 0;
+    while (true) {
+      try {
+        if (registered == null) {
+          registered = client.registerJob(options);
+        }
+        return action.get();
+      } catch (FlightRuntimeException e) {
+        if (JobReader.isUnknownJob(e)) {
+          LOG.info("Job '{}' was unknown to the cluster; registering it again", options.job());
+          registered = null;
+        } else if (!worthRetrying(e)) {
+          throw e;
+        }
+        if (System.nanoTime() > deadline) {
+          throw e;
+        }
+        JobReader.backoff(attempt++);
       }
-      LOG.info("Job '{}' was unknown to the cluster; registering it again", options.job());
-      registered = client.registerJob(options);
-      return action.get();
     }
   }
 }
