@@ -1,7 +1,9 @@
 """Floe's Python client: load Iceberg tables into a Floe cluster and read them over Arrow Flight.
 
-``floe.FloeClient`` and ``floe.read`` need only pyarrow; ``floe.torch.FloeIterableDataset``
-(imported on its own, ``from floe.torch import FloeIterableDataset``) needs torch.
+``floe.FloeClient`` (datasets, and training jobs: ``register_job``, ``read_job``,
+``read_dynamic``), ``floe.JobSpec`` and ``floe.read`` need only pyarrow;
+``floe.torch.FloeIterableDataset`` and ``floe.torch.FloeDataLoader`` (imported on their own,
+``from floe.torch import ...``) need torch.
 """
 
 from .client import FloeClient, Part, read
@@ -9,9 +11,11 @@ from .errors import (
     AlreadyExists,
     Cancelled,
     DatasetNotFound,
+    FailedPrecondition,
     FloeError,
     Internal,
     InvalidRequest,
+    JobNotFound,
     NotFound,
     NotReady,
     ResourceExhausted,
@@ -21,6 +25,7 @@ from .errors import (
     Unauthorized,
     Unavailable,
 )
+from .jobs import JobSpec, Lease
 
 __version__ = "0.1.0"
 
@@ -28,12 +33,16 @@ __all__ = [
     "FloeClient",
     "Part",
     "read",
+    "JobSpec",
+    "Lease",
     "FloeError",
     "InvalidRequest",
     "NotFound",
     "DatasetNotFound",
     "SliceNotFound",
+    "JobNotFound",
     "AlreadyExists",
+    "FailedPrecondition",
     "NotReady",
     "ResourceExhausted",
     "Unauthenticated",

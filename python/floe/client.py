@@ -19,12 +19,14 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import pyarrow as pa
 import pyarrow.flight as fl
 
-from .errors import DatasetNotFound, FloeError, Unavailable, is_retryable, translate
+from ._retry import backoff as _backoff
+from .errors import DatasetNotFound, FloeError, JobNotFound, Unavailable, is_retryable, translate
+from .jobs import CHUNK_BATCHES_DEFAULT, STREAMS_DEFAULT, JobSpec, Lease, default_worker_name, read_dynamic, read_epoch
 
 __all__ = ["FloeClient", "read", "Part"]
 
@@ -32,8 +34,6 @@ LOG = logging.getLogger("floe")
 
 DEFAULT_PORT = 47470
 _REUSE_CONNECTION = "arrow-flight-reuse-connection"
-_BACKOFF_FIRST = 0.1
-_BACKOFF_MAX = 2.0
 
 
 def _normalize(address: Union[str, fl.Location]) -> str:
@@ -70,10 +70,6 @@ class Part:
             return Part(str(node["dataset"]), str(node["slice"]), int(node["from"]), int(node["to"]))
         except (ValueError, KeyError, TypeError) as e:
             raise FloeError(f"Unreadable Floe ticket {raw!r}: {e}", code="INTERNAL") from e
-
-
-def _backoff(attempt: int) -> float:
-    return min(_BACKOFF_MAX, _BACKOFF_FIRST * (2 ** min(attempt, 5)))
 
 
 class FloeClient:
@@ -241,6 +237,160 @@ class FloeClient:
         """The cluster's members as the node sees them: ``self``, ``members``, ``unreachable``."""
         return self._action("cluster")
 
+    # -- training jobs -------------------------------------------------------------------------
+
+    def register_job(
+        self,
+        job: str,
+        dataset: str,
+        batch_rows: int,
+        *,
+        seed: int = 0,
+        shuffle: bool = True,
+        mode: str = "deterministic",
+        columns: Optional[Sequence[str]] = None,
+        tail: str = "drop",
+        block_rows: Optional[int] = None,
+        window_blocks: Optional[int] = None,
+        lease_timeout_ms: Optional[int] = None,
+    ) -> dict:
+        """Registers training job ``job`` over the READY dataset ``dataset`` and answers its status
+        (with ``layout`` and ``batches_per_epoch``). ``batch_rows`` is the global batch: all
+        ranks' batch ``k`` together (deterministic mode) or one lease (dynamic mode). ``None``
+        settings are left to the server's defaults. Registering again with the same settings
+        answers the status (every rank may register); with others it raises
+        :class:`~floe.errors.AlreadyExists`. See :class:`~floe.jobs.JobSpec`."""
+        return self.register_job_spec(
+            JobSpec(
+                job,
+                dataset,
+                batch_rows,
+                seed=seed,
+                shuffle=shuffle,
+                mode=mode,
+                columns=columns,
+                tail=tail,
+                block_rows=block_rows,
+                window_blocks=window_blocks,
+                lease_timeout_ms=lease_timeout_ms,
+            )
+        )
+
+    def register_job_spec(self, spec: JobSpec) -> dict:
+        """Registers ``spec`` (see :meth:`register_job`) and answers the job's status."""
+        return self._action("register_job", spec.to_json())
+
+    def job_status(self, job: str) -> dict:
+        """The job's status with its counters (``rows_leased``, ``rows_acknowledged``,
+        ``rows_reissued``, ``leases_active``) and, in dynamic mode, its epochs' progress."""
+        return self._action("job_status", {"job": job})
+
+    def drop_job(self, job: str) -> dict:
+        """Drops a job; answers the status it had plus ``dropped``."""
+        return self._action("drop_job", {"job": job})
+
+    def lease(self, job: str, epoch: int, worker: str) -> dict:
+        """Dynamic mode: asks for the next unleased global batch of ``epoch`` for ``worker``.
+        Answers ``{"status": "leased", "lease", "epoch", "batch", "rows"}``, ``{"status": "wait",
+        "retry_ms"}`` or ``{"status": "done"}``."""
+        return self._action("lease", {"job": job, "epoch": int(epoch), "worker": worker})
+
+    def ack(self, job: str, epoch: int, lease: str, worker: str) -> dict:
+        """Dynamic mode: acknowledges a lease once the training loop consumed its batch. The
+        answer's ``status`` is ``acknowledged``, ``expired`` (the lease timed out; the batch was or
+        will be handed to another worker) or ``duplicate`` (already acknowledged)."""
+        answer = self._action("ack", {"job": job, "epoch": int(epoch), "lease": lease, "worker": worker})
+        return {"status": answer} if isinstance(answer, str) else answer
+
+    def _job_call(self, kind: str, spec: JobSpec, body: dict) -> dict:
+        """A job action that survives the job's entity being lost (registers ``spec`` again) and
+        failures a retry can cure, for up to ``patience`` seconds."""
+        deadline = time.monotonic() + self.patience
+        attempt = 0
+        registered = 0
+        while True:
+            try:
+                answer = self._action(kind, body)
+                return {"status": answer} if isinstance(answer, str) else answer
+            except JobNotFound as error:
+                registered += 1
+                if registered > 5:
+                    raise
+                LOG.info("Job '%s' is unknown to the cluster (%s); registering it again", spec.job, error)
+                self.register_job_spec(spec)
+            except FloeError as error:
+                delay = _backoff(attempt)
+                if not is_retryable(error) or time.monotonic() + delay > deadline:
+                    raise
+                LOG.info("'%s' for job '%s' failed (%s); trying again", kind, spec.job, error)
+                time.sleep(delay)
+                attempt += 1
+
+    def read_job(
+        self,
+        spec: Union[JobSpec, str],
+        epoch: int,
+        world_size: int = 1,
+        rank: int = 0,
+        batch_from: int = 0,
+        batch_step: int = 1,
+        batch_to: Optional[int] = None,
+        *,
+        chunk_batches: int = CHUNK_BATCHES_DEFAULT,
+        streams: int = STREAMS_DEFAULT,
+    ) -> Iterator[Tuple[int, pa.RecordBatch]]:
+        """Yields ``(k, batch)``: rank ``rank`` of ``world_size``'s share (``batch_rows /
+        world_size`` rows) of every global batch ``k`` in ``range(batch_from, batch_to,
+        batch_step)`` of the job's epoch ``epoch``, in order, each exactly once, while nodes come
+        and go. ``batch_to`` defaults to the job's ``batches_per_epoch``.
+
+        ``spec`` is the job's :class:`~floe.jobs.JobSpec` (a job id is looked up with
+        :meth:`job_status`); with it the read registers the job again if the cluster lost it.
+        Chunks of ``chunk_batches`` indices are planned at a time, their endpoints read
+        ``streams`` at a time, the next chunk fetched while this one is consumed; a stream that
+        fails (node gone, slice moved, dataset reloading) makes the read plan its chunk again.
+        """
+        if isinstance(spec, str):
+            spec = JobSpec.from_status(self.job_status(spec))
+        spec.rows_per_rank(world_size)  # world_size must divide batch_rows
+        if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < world_size:
+            raise ValueError(f"Invalid rank {rank!r} for world size {world_size}")
+        for name, value, low in (("epoch", epoch, 0), ("batch_from", batch_from, 0), ("batch_step", batch_step, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ValueError(f"Invalid {name}: {value!r} (must be an integer >= {low})")
+        if batch_to is None:
+            batch_to = int(self._job_call("job_status", spec, {"job": spec.job})["batches_per_epoch"])
+        return read_epoch(
+            self, spec, epoch, world_size, rank, range(batch_from, int(batch_to), batch_step),
+            chunk_batches=chunk_batches, streams=streams,
+        )
+
+    def read_dynamic(
+        self,
+        spec: Union[JobSpec, str],
+        epoch: int,
+        worker: Optional[str] = None,
+        *,
+        auto_ack: bool = True,
+        idle_items: bool = False,
+        streams: int = STREAMS_DEFAULT,
+    ) -> Iterator[Tuple[Optional[Lease], Optional[pa.RecordBatch]]]:
+        """Dynamic mode: yields ``(lease, batch)`` for global batches of ``epoch`` leased by
+        ``worker`` (default ``host/pid-N``) until every batch of the epoch is acknowledged (by
+        whichever worker). With ``auto_ack`` a batch is acknowledged when the next one is asked
+        for (and the last when the iteration ends); a consumer that stops early leaves its last
+        batch to be handed out again after the lease timeout. Without it, call :meth:`ack`.
+        With ``idle_items`` every "wait" answer also yields ``(None, None)`` (see
+        :func:`floe.jobs.read_dynamic`)."""
+        if isinstance(spec, str):
+            spec = JobSpec.from_status(self.job_status(spec))
+        if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
+            raise ValueError(f"Invalid epoch: {epoch!r} (must be an integer >= 0)")
+        return read_dynamic(
+            self, spec, epoch, worker or default_worker_name(),
+            auto_ack=auto_ack, idle_items=idle_items, streams=streams,
+        )
+
     # -- reading -------------------------------------------------------------------------------
 
     @staticmethod
@@ -261,12 +411,16 @@ class FloeClient:
             raise translate(e) from e
 
     def _plan_patiently(self, dataset: str, shard_index: int, shard_count: int):
-        """Plans through any known node, retrying while that can help; answers (info, node).
+        """Plans a shard through any known node; answers (info, node). See :meth:`_plan_any`."""
+        return self._plan_any(self._descriptor(dataset, shard_index, shard_count), dataset)
 
-        A request error (bad shard, ...) ends it at once. "No dataset" ends it only when every
-        node that answered said so: a node that is leaving the cluster may no longer know a
-        dataset the others still serve (or are recovering)."""
-        descriptor = self._descriptor(dataset, shard_index, shard_count)
+    def _plan_any(self, descriptor: fl.FlightDescriptor, what: str):
+        """Plans ``descriptor`` through any known node, retrying while that can help; answers
+        (info, node).
+
+        A request error (bad shard, ...) ends it at once. "No dataset" (or "unknown job") ends it
+        only when every node that answered said so: a node that is leaving the cluster may no
+        longer know a dataset the others still serve (or are recovering)."""
         deadline = time.monotonic() + self.patience
         attempt = 0
         while True:
@@ -280,8 +434,8 @@ class FloeClient:
                     return info, uri
                 except pa.ArrowException as e:
                     error = translate(e)
-                    LOG.debug("Planning %s through %s failed: %s", dataset, uri, error)
-                    if isinstance(error, DatasetNotFound):
+                    LOG.debug("Planning %s through %s failed: %s", what, uri, error)
+                    if isinstance(error, (DatasetNotFound, JobNotFound)):
                         missing = missing or error
                     elif not is_retryable(error):
                         raise error from e

@@ -15,7 +15,9 @@ wrong (see ``docs/protocol.md``). pyarrow surfaces those statuses as a mix of ex
 
 :func:`translate` reads the kind out of the message (the exception class alone cannot tell
 FAILED_PRECONDITION from INVALID_ARGUMENT) and raises the matching :class:`FloeError` subclass,
-whose message is the server's description unchanged.
+whose message is the server's description unchanged. FAILED_PRECONDITION is :class:`NotReady`
+(retry later) when the description says "is not ready", else :class:`FailedPrecondition` (e.g. a
+job whose dataset was loaded again differently: retrying does not help).
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ __all__ = [
     "NotFound",
     "DatasetNotFound",
     "SliceNotFound",
+    "JobNotFound",
     "AlreadyExists",
+    "FailedPrecondition",
     "NotReady",
     "ResourceExhausted",
     "Unauthenticated",
@@ -81,17 +85,27 @@ class SliceNotFound(NotFound):
     read again."""
 
 
+class JobNotFound(NotFound):
+    """NOT_FOUND: no training job of that id, or its entity was lost with its node ("unknown
+    job"); register it again with the same spec and go on."""
+
+
 class AlreadyExists(FloeError):
-    """ALREADY_EXISTS: a dataset of that name is loaded with other settings."""
+    """ALREADY_EXISTS: a dataset (or a training job) of that name exists with other settings."""
 
     code = "ALREADY_EXISTS"
 
 
-class NotReady(FloeError):
-    """FAILED_PRECONDITION (gRPC code 9): the dataset is PLANNING or LOADING (or recovering);
-    retry later, unchanged."""
+class FailedPrecondition(FloeError):
+    """FAILED_PRECONDITION (gRPC code 9) for a reason waiting will not cure, e.g. a job whose
+    dataset was dropped and loaded again with another layout."""
 
     code = "FAILED_PRECONDITION"
+
+
+class NotReady(FailedPrecondition):
+    """FAILED_PRECONDITION (gRPC code 9) with "is not ready": the dataset is PLANNING or LOADING
+    (or recovering); retry later, unchanged."""
 
 
 class ResourceExhausted(FloeError):
@@ -153,7 +167,7 @@ _BY_KIND = {
     "out-of-range": InvalidRequest,
     "not found": NotFound,
     "already exists": AlreadyExists,
-    "precondition failed": NotReady,
+    "precondition failed": FailedPrecondition,
     "resource exhausted": ResourceExhausted,
     "unauthenticated": Unauthenticated,
     "unauthorized": Unauthorized,
@@ -200,6 +214,8 @@ def _refine_not_found(description: str):
         return DatasetNotFound
     if description.startswith("Slice ") and "plan the read again" in description:
         return SliceNotFound
+    if "unknown job" in description.lower():
+        return JobNotFound
     return NotFound
 
 
@@ -234,7 +250,7 @@ def translate(error: BaseException) -> BaseException:
         floe_class = _by_class(error)
     # Floe's wording is the last word: whatever class pyarrow picked, "is not ready" is the
     # FAILED_PRECONDITION of a dataset that is loading.
-    if "is not ready" in description and floe_class in (None, InvalidRequest, FloeError):
+    if "is not ready" in description and floe_class in (None, InvalidRequest, FailedPrecondition, FloeError):
         floe_class = NotReady
     if floe_class is None:
         # Not a Flight status at all (e.g. a type or decoding error): nothing a retry can cure.
@@ -247,8 +263,9 @@ def translate(error: BaseException) -> BaseException:
 def is_retryable(error: BaseException) -> bool:
     """Failures that a new plan can cure: the node is gone or unreachable, it no longer holds the
     slice, the dataset is (re)loading, or the stream broke. A dataset that is not there at all,
-    a bad request, or a memory or permission refusal will not change by retrying."""
-    if isinstance(error, DatasetNotFound):
+    a bad request, or a memory or permission refusal will not change by retrying; nor will a
+    job that is unknown until it is registered again (:class:`JobNotFound`)."""
+    if isinstance(error, (DatasetNotFound, JobNotFound)):
         return False
     if isinstance(error, (NotReady, NotFound, Unavailable, TimedOut, Cancelled, Internal)):
         return True

@@ -1,12 +1,24 @@
-"""A PyTorch ``IterableDataset`` over a Floe dataset.
+"""PyTorch over a Floe training job: :class:`FloeIterableDataset` and :class:`FloeDataLoader`.
 
-Import it as ``from floe.torch import FloeIterableDataset``; the rest of ``floe`` does not need
-torch. Each item is one batch of rows (a dict of tensors by default), so use it with
-``DataLoader(dataset, batch_size=None, num_workers=...)``.
+Import it as ``from floe.torch import FloeIterableDataset, FloeDataLoader``; the rest of ``floe``
+does not need torch. Each item is one batch: this rank's ``batch_rows / world_size`` rows of a
+global batch (deterministic mode) or one leased global batch (dynamic mode), turned into tensors
+by :meth:`FloeIterableDataset.to_tensors`.
+
+Deterministic mode, with ``N`` DataLoader workers: worker ``j`` reads the global batches ``start
++ j, start + j + N, ...``; DataLoader hands the workers' items to the loop in turn, so the loop
+sees ``start, start + 1, ...``, the same global batches on every rank. That is what makes the
+count of batches the loop consumed an exact resumption point, for any world size afterwards.
+
+Dynamic mode: every worker of every rank leases whole global batches from the server and the
+main process acknowledges each one once the loop is done with it (when it asks for the next);
+the server hands out again what is not acknowledged in time, so a rank that dies loses nothing.
 """
 
 from __future__ import annotations
 
+import collections
+import logging
 import os
 import warnings
 from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
@@ -17,8 +29,13 @@ import torch
 import torch.utils.data
 
 from .client import FloeClient
+from .jobs import JobSpec, Lease, acknowledge, default_worker_name
 
-__all__ = ["FloeIterableDataset", "arrow_to_tensor"]
+__all__ = ["FloeIterableDataset", "FloeDataLoader", "LeasedBatch", "arrow_to_tensor", "STATE_VERSION"]
+
+LOG = logging.getLogger("floe.torch")
+
+STATE_VERSION = 1
 
 # torch has no unsigned types wider than 8 bits (before 2.3); those become int64.
 _WIDEN = (pa.uint16(), pa.uint32(), pa.uint64())
@@ -60,38 +77,6 @@ def _is_numeric(kind: pa.DataType) -> bool:
     )
 
 
-def _concat(parts):
-    if len(parts) == 1:
-        return parts[0]
-    return pa.Table.from_batches(parts).combine_chunks().to_batches()[0]
-
-
-def _rebatch(batches: Iterator[pa.RecordBatch], size: int, drop_last: bool) -> Iterator[pa.RecordBatch]:
-    pending, count = [], 0
-    for batch in batches:
-        while batch.num_rows:
-            take = min(size - count, batch.num_rows)
-            pending.append(batch.slice(0, take))
-            count += take
-            batch = batch.slice(take)
-            if count == size:
-                yield _concat(pending)
-                pending, count = [], 0
-    if pending and not drop_last:
-        yield _concat(pending)
-
-
-def _select(batch: pa.RecordBatch, columns: Sequence[str]) -> pa.RecordBatch:
-    names = batch.schema.names
-    missing = [c for c in columns if c not in names]
-    if missing:
-        raise KeyError(f"Columns {missing} are not in the dataset; it has {names}")
-    return pa.RecordBatch.from_arrays(
-        [batch.column(names.index(c)) for c in columns],
-        schema=pa.schema([batch.schema.field(c) for c in columns], metadata=batch.schema.metadata),
-    )
-
-
 def _rank_and_world() -> Tuple[int, int]:
     import torch.distributed as dist
 
@@ -100,72 +85,122 @@ def _rank_and_world() -> Tuple[int, int]:
     return int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
 
 
+class LeasedBatch:
+    """A dynamic-mode item on its way from the dataset to :class:`FloeDataLoader`: ``data`` (what
+    :meth:`FloeIterableDataset.to_tensors` made of the batch) and the :class:`~floe.Lease` to
+    acknowledge once the training loop is done with it. The loader hands the loop ``data`` alone;
+    without the loader, acknowledge with :meth:`FloeIterableDataset.ack`."""
+
+    __slots__ = ("data", "lease")
+
+    def __init__(self, data: Any, lease: Lease):
+        self.data = data
+        self.lease = lease
+
+    def __reduce__(self):
+        return (LeasedBatch, (self.data, self.lease))
+
+    def pin_memory(self) -> "LeasedBatch":
+        """DataLoader's ``pin_memory=True`` pins ``data``."""
+        from torch.utils.data._utils.pin_memory import pin_memory
+
+        return LeasedBatch(pin_memory(self.data), self.lease)
+
+    def __repr__(self) -> str:
+        return f"LeasedBatch(batch={self.lease.batch}, lease={self.lease.id!r})"
+
+
+class _Idle:
+    """A dynamic-mode worker's "nothing for now" (see ``FloeIterableDataset._leased``);
+    FloeDataLoader drops it."""
+
+    def __reduce__(self):
+        return (_idle, ())
+
+
+def _idle() -> "_Idle":
+    return _IDLE
+
+
+_IDLE = _Idle()
+
+
 class FloeIterableDataset(torch.utils.data.IterableDataset):
-    """Streams a loaded Floe dataset to a training job, every row once per epoch across all ranks
-    and DataLoader workers.
+    """A Floe training job as a PyTorch ``IterableDataset``; each item is one batch.
 
-    Each DataLoader worker of each rank reads its own shard: shard ``rank * num_workers +
-    worker_id`` of ``world_size * num_workers``. Floe's shards are contiguous row ranges whose
-    sizes differ by at most one row, so no two readers overlap and every rank gets (almost) the
-    same amount of data. The rank and world size come from ``torch.distributed`` when it is
-    initialized, else from the environment variables ``RANK`` and ``WORLD_SIZE`` (default 0 and
-    1), unless given explicitly.
+    Registers job ``job`` (idempotent: every rank may do it; other settings for the same id
+    raise :class:`~floe.AlreadyExists`) over the READY dataset ``dataset``, with global batches of
+    ``batch_rows`` rows. The settings after ``batch_rows`` are the job's
+    (:meth:`floe.FloeClient.register_job`); ``None`` leaves them to the server.
 
-    Each item is one batch: the rows of one Arrow record batch as the server sends them (at most
-    the dataset's ``batch_rows``), or exactly ``batch_size`` rows when that is given. Use
-    ``DataLoader(dataset, batch_size=None, num_workers=N)``.
+    The rank and world size come from ``torch.distributed`` when it is initialized, else from the
+    environment variables ``RANK`` and ``WORLD_SIZE`` (default 0 and 1), unless given as
+    ``rank=``/``world_size=``. In deterministic mode the world size must divide ``batch_rows``.
 
-    Override :meth:`to_tensors` to turn a record batch into what the model takes (as in Kubeflow's
-    ``from_arrow_rb_to_tensor``). The default makes a dict of tensors of the numeric, boolean and
-    temporal columns (zero-copy where Arrow's layout allows) and leaves string and other columns
-    out.
+    Use it with ``FloeDataLoader(dataset, num_workers=...)`` (a DataLoader with
+    ``batch_size=None`` that also counts what the loop consumed, for :meth:`state_dict`, and
+    acknowledges dynamic leases). A plain ``DataLoader(dataset, batch_size=None)`` works in
+    deterministic mode; in dynamic mode it works only without workers (the dataset then
+    acknowledges a batch when the next is asked for).
 
-    :param address: a node's Flight address (``"grpc+tcp://host:port"`` or ``"host:port"``).
-    :param dataset: the loaded dataset's name.
-    :param columns: the columns handed to :meth:`to_tensors`, in this order (default: all the
-        dataset serves).
-    :param batch_size: rows per item; ``None`` passes the server's batches through as they are.
-    :param drop_last: with ``batch_size``, drop a shard's last, smaller batch.
-    :param rank: this process's rank (default: see above).
-    :param world_size: the number of ranks (default: see above).
-    :param client_options: passed to :class:`floe.FloeClient` (``patience``, ``prefetch``, ...).
-    :param max_workers: the most DataLoader workers whose progress :meth:`state_dict` can record.
+    :param client_options: passed to :class:`floe.FloeClient` (``patience``, ``timeout``, ...).
+    :param read_options: passed to :meth:`floe.FloeClient.read_job` (``chunk_batches``,
+        ``streams``).
     """
 
     def __init__(
         self,
         address: str,
         dataset: str,
-        columns: Optional[Sequence[str]] = None,
+        job: str,
+        batch_rows: int,
         *,
-        batch_size: Optional[int] = None,
-        drop_last: bool = False,
+        seed: int = 0,
+        shuffle: bool = True,
+        mode: str = "deterministic",
+        columns: Optional[Sequence[str]] = None,
+        tail: str = "drop",
+        block_rows: Optional[int] = None,
+        window_blocks: Optional[int] = None,
+        lease_timeout_ms: Optional[int] = None,
         rank: Optional[int] = None,
         world_size: Optional[int] = None,
         client_options: Optional[Dict[str, Any]] = None,
-        max_workers: int = 64,
+        read_options: Optional[Dict[str, Any]] = None,
     ):
         super().__init__()
-        if batch_size is not None and batch_size < 1:
-            raise ValueError("batch_size must be at least 1")
-        if isinstance(columns, str):
-            raise TypeError("columns must be a sequence of column names, not a string")
+        self.spec = JobSpec(
+            job,
+            dataset,
+            batch_rows,
+            seed=seed,
+            shuffle=shuffle,
+            mode=mode,
+            columns=columns,
+            tail=tail,
+            block_rows=block_rows,
+            window_blocks=window_blocks,
+            lease_timeout_ms=lease_timeout_ms,
+        )
         self.address = address
-        self.dataset = dataset
-        self.columns = list(columns) if columns is not None else None
-        self.batch_size = batch_size
-        self.drop_last = drop_last
         self.rank = rank
         self.world_size = world_size
         self.client_options = dict(client_options or {})
-        self.max_workers = max_workers
+        self.read_options = dict(read_options or {})
         self.epoch = 0
-        self._resume: Optional[Dict[str, Any]] = None
-        # Progress written by the DataLoader workers (other processes) and read by state_dict()
-        # in the main process: rows consumed per worker, and [num_workers, epoch] as the workers
-        # saw them. Shared memory survives fork and spawn alike.
-        self._rows = torch.zeros(max_workers, dtype=torch.int64).share_memory_()
-        self._seen = torch.full((2,), -1, dtype=torch.int64).share_memory_()
+        self._check_world()
+        with FloeClient(address, **self.client_options) as client:
+            self._status = client.register_job_spec(self.spec)
+        # Set by FloeDataLoader: it unwraps dynamic items and acknowledges them.
+        self._loader_acks = False
+        # (epoch, batches_consumed) from load_state_dict: where that epoch goes on.
+        self._resume: Optional[Tuple[int, int]] = None
+        # [epoch, start, items handed out] of this process's latest iteration (exact without
+        # DataLoader workers).
+        self._progress: Optional[list] = None
+        # Raised to 1 by a DataLoader worker that iterates this dataset; shared memory survives
+        # spawn and fork alike, so the main process knows its own count is not the loop's.
+        self._read_by_workers = torch.zeros(1, dtype=torch.int64).share_memory_()
 
     # -- what a subclass may override ----------------------------------------------------------
 
@@ -180,15 +215,20 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
             if _is_numeric(column.type)
         }
 
-    # -- epochs and progress -------------------------------------------------------------------
+    # -- the job -------------------------------------------------------------------------------
 
-    def set_epoch(self, epoch: int) -> None:
-        """Starts epoch ``epoch``: call it before each epoch, as with ``DistributedSampler``.
-        Progress counters restart; resumption offsets from :meth:`load_state_dict` apply only to
-        the epoch they were saved in."""
-        if epoch != self.epoch:
-            self._rows.zero_()
-        self.epoch = int(epoch)
+    @property
+    def job(self) -> str:
+        return self.spec.job
+
+    @property
+    def layout(self) -> str:
+        """The dataset layout the job is pinned to (its snapshot and slices)."""
+        return str(self._status["layout"])
+
+    @property
+    def batches_per_epoch(self) -> int:
+        return int(self._status["batches_per_epoch"])
 
     def _rank_world(self) -> Tuple[int, int]:
         rank, world = _rank_and_world()
@@ -198,100 +238,306 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
             raise ValueError(f"Invalid rank {rank} for world size {world}")
         return rank, world
 
-    def state_dict(self) -> Dict[str, Any]:
-        """This rank's progress in the current epoch: the epoch and, per shard of this rank (one
-        per DataLoader worker), the rows consumed so far.
-
-        **Provisional.** With ``num_workers > 0`` a worker counts the rows it has handed to the
-        DataLoader, which may run ahead of the training loop by the DataLoader's prefetch
-        (``prefetch_factor`` batches per worker), so resuming from it may skip those rows; with
-        ``num_workers == 0`` the count is exact. Resuming needs the same world size and worker
-        count (the same shards); exact resumption across world sizes comes with Floe's job
-        protocol later, and this format may change with it.
-        """
+    def _check_world(self) -> Tuple[int, int]:
         rank, world = self._rank_world()
-        workers = int(self._seen[0]) if int(self._seen[0]) > 0 else None
-        shards: Dict[int, int] = {}
-        if workers is not None:
-            for worker in range(min(workers, self.max_workers)):
-                shards[rank * workers + worker] = int(self._rows[worker])
+        if not self.spec.dynamic:
+            self.spec.rows_per_rank(world)  # raises unless world divides batch_rows
+        return rank, world
+
+    def _start(self, epoch: int) -> int:
+        if self._resume is not None and self._resume[0] == epoch:
+            return self._resume[1]
+        return 0
+
+    def __len__(self) -> int:
+        """Deterministic mode: the batches the next iteration yields on this rank (the epoch's,
+        minus those consumed before a resumption)."""
+        if self.spec.dynamic:
+            raise TypeError("A dynamic-mode job has no fixed length per rank")
+        return self.batches_per_epoch - self._start(self.epoch)
+
+    # -- epochs and progress -------------------------------------------------------------------
+
+    def set_epoch(self, epoch: int) -> None:
+        """Chooses the epoch the next iteration reads: call it before each epoch, as with
+        ``DistributedSampler``. A state loaded with :meth:`load_state_dict` applies to its own
+        epoch only; any other epoch starts at its first batch."""
+        if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
+            raise ValueError(f"Invalid epoch: {epoch!r} (must be an integer >= 0)")
+        self.epoch = epoch
+
+    def state_dict(self, batches_consumed: Optional[int] = None) -> Dict[str, Any]:
+        """Where the training loop stands in the job.
+
+        Deterministic mode: ``{"version", "job", "dataset", "layout", "seed", "batch_rows",
+        "epoch", "batches_consumed", "world_size"}``; the loop consumed global batches ``0 ...
+        batches_consumed - 1`` of ``epoch`` (on every rank). ``batches_consumed`` is what the loop
+        consumed in the current epoch, counting the batches before a resumption; without it the
+        dataset's own count is used, which is exact only when it was read without DataLoader
+        workers (workers read ahead of the loop): with workers use :class:`FloeDataLoader`'s
+        ``state_dict()``, which counts what it handed to the loop.
+
+        Dynamic mode: ``{"version", "mode", "job", "dataset", "layout", "epoch"}``; the server
+        keeps what was acknowledged."""
+        spec = self.spec
+        if spec.dynamic:
+            return {
+                "version": STATE_VERSION,
+                "mode": spec.mode,
+                "job": spec.job,
+                "dataset": spec.dataset,
+                "layout": self.layout,
+                "epoch": self.epoch,
+            }
+        _, world = self._rank_world()
+        if batches_consumed is None:
+            progress = self._progress
+            if progress is not None and progress[0] == self.epoch:
+                batches_consumed = progress[1] + progress[2]
+            elif int(self._read_by_workers[0]):
+                raise ValueError(
+                    "This dataset was read by DataLoader workers, which read ahead of the "
+                    "training loop: take the state from floe.torch.FloeDataLoader(...).state_dict(), "
+                    "or pass batches_consumed (the batches the loop consumed this epoch)"
+                )
+            else:
+                batches_consumed = self._start(self.epoch)
+        if isinstance(batches_consumed, bool) or not isinstance(batches_consumed, int):
+            raise TypeError(f"batches_consumed must be an integer, not {batches_consumed!r}")
+        if not 0 <= batches_consumed <= self.batches_per_epoch:
+            raise ValueError(
+                f"Invalid batches_consumed: {batches_consumed} (the epoch has "
+                f"{self.batches_per_epoch} batches)"
+            )
         return {
-            "version": 1,
-            "dataset": self.dataset,
+            "version": STATE_VERSION,
+            "job": spec.job,
+            "dataset": spec.dataset,
+            "layout": self.layout,
+            "seed": spec.seed,
+            "batch_rows": spec.batch_rows,
             "epoch": self.epoch,
-            "rank": rank,
+            "batches_consumed": batches_consumed,
             "world_size": world,
-            "num_workers": workers,
-            "shard_count": world * workers if workers is not None else None,
-            "rows_consumed": shards,
         }
 
     def load_state_dict(self, state: Dict[str, Any]) -> None:
-        """Resumes from :meth:`state_dict` (of this rank, or several ranks' ``rows_consumed``
-        merged): the next iteration of the saved epoch starts each shard after its consumed rows.
-        Provisional, like :meth:`state_dict`."""
-        if state.get("version") != 1:
-            raise ValueError(f"Unknown state version {state.get('version')!r}")
-        self.epoch = int(state["epoch"])
-        self._rows.zero_()
-        self._resume = {
-            "epoch": self.epoch,
-            "shard_count": state.get("shard_count"),
-            "rows": {int(k): int(v) for k, v in (state.get("rows_consumed") or {}).items()},
-        }
-
-    def _offset(self, shard_index: int, shard_count: int) -> int:
-        resume = self._resume
-        if not resume or resume["epoch"] != self.epoch or not resume["rows"]:
-            return 0
-        if resume["shard_count"] != shard_count:
-            warnings.warn(
-                f"Saved progress is for {resume['shard_count']} shards but this run reads "
-                f"{shard_count} (another world size or worker count); epoch {self.epoch} starts "
-                f"over. Exact resumption across world sizes is not supported yet."
+        """Resumes from a :meth:`state_dict` (of any rank, at any world size): the next iteration
+        reads the saved epoch from global batch ``batches_consumed`` on, split among the current
+        ranks; later epochs start at 0. Raises ValueError if the state is of another job,
+        dataset, layout, seed or batch size."""
+        if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
+            raise ValueError(f"Unknown state version {state.get('version') if isinstance(state, dict) else state!r}")
+        spec = self.spec
+        saved_mode = state.get("mode", "deterministic")
+        expected = {"job": spec.job, "dataset": spec.dataset, "layout": self.layout}
+        if not spec.dynamic:
+            expected.update(seed=spec.seed, batch_rows=spec.batch_rows)
+        wrong = [f"mode {saved_mode!r}, this dataset's {spec.mode!r}"] if saved_mode != spec.mode else []
+        wrong += [
+            f"{key} {state.get(key)!r}, this dataset's {value!r}"
+            for key, value in expected.items()
+            if state.get(key) != value
+        ]
+        if wrong:
+            raise ValueError("The state was saved for another job or order: saved " + "; ".join(wrong))
+        epoch = state.get("epoch")
+        if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
+            raise ValueError(f"Invalid epoch in the state: {epoch!r}")
+        self.epoch = epoch
+        self._progress = None
+        if spec.dynamic:
+            self._resume = None
+            return
+        consumed = state.get("batches_consumed")
+        if isinstance(consumed, bool) or not isinstance(consumed, int) or not 0 <= consumed <= self.batches_per_epoch:
+            raise ValueError(
+                f"Invalid batches_consumed in the state: {consumed!r} (the epoch has "
+                f"{self.batches_per_epoch} batches)"
             )
-            return 0
-        return resume["rows"].get(shard_index, 0)
+        self._resume = (epoch, consumed)
 
     # -- iteration -----------------------------------------------------------------------------
 
-    def shard(self) -> Tuple[int, int, int]:
-        """(shard_index, shard_count, worker_id) of the calling process or DataLoader worker."""
+    def _worker(self) -> Tuple[int, int]:
         info = torch.utils.data.get_worker_info()
-        worker, workers = (info.id, info.num_workers) if info is not None else (0, 1)
-        rank, world = self._rank_world()
-        return rank * workers + worker, world * workers, worker
+        if info is None:
+            return 0, 1
+        self._read_by_workers[0] = 1
+        return info.id, info.num_workers
 
-    def batches(self) -> Iterator[pa.RecordBatch]:
-        """The record batches of this reader's shard (before :meth:`to_tensors`), resuming after
-        the rows :meth:`load_state_dict` recorded; progress is counted as batches are taken."""
-        shard_index, shard_count, worker = self.shard()
-        if worker >= self.max_workers:
-            raise ValueError(f"More DataLoader workers than max_workers={self.max_workers}")
-        offset = self._offset(shard_index, shard_count)
-        self._seen[0] = shard_count // self._rank_world()[1]
-        self._seen[1] = self.epoch
-        self._rows[worker] = offset
+    def batches(self) -> Iterator[Tuple[int, pa.RecordBatch]]:
+        """Deterministic mode: ``(k, record batch)`` for the global batches this rank and
+        DataLoader worker read in the current epoch (before :meth:`to_tensors`)."""
+        if self.spec.dynamic:
+            raise TypeError("batches() reads deterministic jobs; a dynamic job leases its batches")
+        worker, workers = self._worker()
+        rank, world = self._check_world()
+        start = self._start(self.epoch)
         client = FloeClient(self.address, **self.client_options)
-        shard = client.read_shard(self.dataset, shard_index, shard_count, offset=offset)
-        stream = shard
+        reader = None
         try:
-            if self.batch_size is not None:
-                stream = _rebatch(shard, self.batch_size, self.drop_last)
-            for batch in stream:
-                if self.columns is not None:
-                    batch = _select(batch, self.columns)
-                # Counted before the consumer gets it: once next() returned, the batch is taken.
-                self._rows[worker] += batch.num_rows
-                yield batch
+            reader = client.read_job(
+                self.spec, self.epoch, world, rank,
+                batch_from=start + worker, batch_step=workers, batch_to=self.batches_per_epoch,
+                **self.read_options,
+            )
+            yield from reader
         finally:
-            # Stop the prefetching threads before their connections close.
-            for it in (stream, shard):
-                close = getattr(it, "close", None)
-                if close is not None:
-                    close()
+            if reader is not None:
+                reader.close()  # stops its threads before the connections close
             client.close()
 
     def __iter__(self) -> Iterator[Any]:
-        for batch in self.batches():
-            yield self.to_tensors(batch)
+        if self.spec.dynamic:
+            yield from self._leased()
+            return
+        progress = [self.epoch, self._start(self.epoch), 0]
+        self._progress = progress
+        for _, batch in self.batches():
+            item = self.to_tensors(batch)
+            progress[2] += 1  # handed out: once next() returned, the loop has it
+            yield item
+
+    def _leased(self) -> Iterator[Any]:
+        worker, _ = self._worker()
+        rank, _ = self._rank_world()
+        if torch.utils.data.get_worker_info() is not None and not self._loader_acks:
+            # A worker cannot tell when the loop is done with a batch; the main process can.
+            raise RuntimeError(
+                "A dynamic-mode FloeIterableDataset read by DataLoader workers needs "
+                "floe.torch.FloeDataLoader, which acknowledges each batch once the loop is done with it"
+            )
+        name = default_worker_name(f"rank-{rank}/worker-{worker}")
+        client = FloeClient(self.address, **self.client_options)
+        reader = None
+        try:
+            # Without the loader (no workers) the batch is acknowledged when the next is asked for.
+            reader = client.read_dynamic(
+                self.spec, self.epoch, name, auto_ack=not self._loader_acks, idle_items=self._loader_acks
+            )
+            for lease, batch in reader:
+                if lease is None:
+                    # Every batch is leased, some not acknowledged yet: let the DataLoader move on
+                    # to the other workers' items (it takes them in turn), whose consumption
+                    # acknowledges them.
+                    yield _IDLE
+                    continue
+                data = self.to_tensors(batch)
+                yield LeasedBatch(data, lease) if self._loader_acks else data
+        finally:
+            if reader is not None:
+                reader.close()
+            client.close()
+
+    def ack(self, lease: Lease, client: Optional[FloeClient] = None) -> Dict[str, Any]:
+        """Acknowledges a dynamic-mode lease (what :class:`FloeDataLoader` does for each batch the
+        loop is done with); answers the server's answer (``status``)."""
+        if client is not None:
+            return acknowledge(client, lease)
+        with FloeClient(self.address, **self.client_options) as own:
+            return acknowledge(own, lease)
+
+
+class FloeDataLoader(torch.utils.data.DataLoader):
+    """A ``DataLoader`` over a :class:`FloeIterableDataset` (``batch_size=None``: items are
+    already batches) that knows what the training loop consumed.
+
+    * :meth:`state_dict` counts the batches this loader handed to the loop, not what its workers
+      fetched ahead, so resuming from it (at any world size) repeats and skips nothing.
+    * Dynamic mode: each batch is acknowledged from the main process when the loop asks for the
+      next one (it finished the step) and the last one when the iteration ends; a loop that
+      breaks off leaves its last batch unacknowledged (the server hands it out again after the
+      lease timeout). ``acks`` counts the answers; :meth:`on_ack` sees each one;
+      ``current_lease`` is the lease of the batch the loop holds.
+
+    ``persistent_workers`` is refused: persistent workers would keep the epoch they started with.
+    """
+
+    def __init__(self, dataset: FloeIterableDataset, **kwargs: Any):
+        if not isinstance(dataset, FloeIterableDataset):
+            raise TypeError(f"FloeDataLoader takes a FloeIterableDataset, not {type(dataset).__name__}")
+        if kwargs.get("persistent_workers"):
+            raise ValueError("FloeDataLoader does not take persistent_workers: they would keep reading the epoch they started with")
+        batch_size = kwargs.setdefault("batch_size", None)
+        if batch_size is not None:
+            raise ValueError(f"FloeDataLoader's items are whole batches already; batch_size must be None, not {batch_size!r}")
+        super().__init__(dataset, **kwargs)
+        dataset._loader_acks = True
+        self._epoch: Optional[int] = None
+        self._start = 0
+        self._yielded = 0
+        self._client: Optional[FloeClient] = None
+        self.acks: "collections.Counter[str]" = collections.Counter()
+        self.current_lease: Optional[Lease] = None
+
+    def __iter__(self):
+        dataset: FloeIterableDataset = self.dataset
+        self._epoch = dataset.epoch
+        self._start = 0 if dataset.spec.dynamic else dataset._start(dataset.epoch)
+        self._yielded = 0
+        return self._consume(super().__iter__())
+
+    def _consume(self, inner) -> Iterator[Any]:
+        pending: Optional[Lease] = None
+        try:
+            while True:
+                if pending is not None:
+                    self._ack(pending)  # the loop asked for the next batch: it is done with this one
+                    pending = None
+                    self.current_lease = None
+                try:
+                    item = next(inner)
+                except StopIteration:
+                    return
+                if isinstance(item, _Idle):
+                    continue
+                if isinstance(item, LeasedBatch):
+                    pending = self.current_lease = item.lease
+                    item = item.data
+                self._yielded += 1
+                yield item
+        finally:
+            shutdown = getattr(inner, "_shutdown_workers", None)
+            if shutdown is not None:
+                shutdown()
+
+    def _ack(self, lease: Lease) -> None:
+        if self._client is None:
+            dataset: FloeIterableDataset = self.dataset
+            self._client = FloeClient(dataset.address, **dataset.client_options)
+        answer = acknowledge(self._client, lease)
+        self.acks[str(answer.get("status"))] += 1
+        self.on_ack(lease, answer)
+
+    def on_ack(self, lease: Lease, answer: Dict[str, Any]) -> None:
+        """Called with each lease acknowledged and the server's answer (``status``:
+        ``acknowledged``, ``expired``, ``duplicate``, or ``unknown`` for a lease the server no
+        longer knows). Does nothing; override it to log or count."""
+
+    @property
+    def batches_consumed(self) -> int:
+        """Global batches of the current epoch the loop has consumed (deterministic mode)."""
+        dataset: FloeIterableDataset = self.dataset
+        if self._epoch == dataset.epoch:
+            return self._start + self._yielded
+        return dataset._start(dataset.epoch)
+
+    def state_dict(self) -> Dict[str, Any]:
+        """The dataset's :meth:`~FloeIterableDataset.state_dict` with the batches this loader
+        handed to the training loop."""
+        dataset: FloeIterableDataset = self.dataset
+        if dataset.spec.dynamic:
+            return dataset.state_dict()
+        return dataset.state_dict(batches_consumed=self.batches_consumed)
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        """Resumes from a :meth:`state_dict` (see :meth:`FloeIterableDataset.load_state_dict`)."""
+        self.dataset.load_state_dict(state)
+        self._epoch = None
+
+    def close(self) -> None:
+        """Closes the connection the loader acknowledges through."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None

@@ -21,6 +21,8 @@ from floe import FloeClient, FloeError
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = 200_000
+# Rows of the ``job_data`` dataset: divisible by 2, 3, 4, 6, ... so that batch sizes divide it.
+JOB_ROWS = 48_000
 FILES = 5
 SEED = 7
 NODE_START_TIMEOUT = 180.0
@@ -170,3 +172,14 @@ def sample(address, sample_table) -> str:
     assert status["state"] == "READY", status
     assert status["rows"] == ROWS, status
     return "sample"
+
+
+@pytest.fixture(scope="session")
+def job_data(address, sample_table) -> str:
+    """The sample table's rows with ``id < JOB_ROWS`` as dataset ``jobdata`` (READY), over a few
+    slices, for training jobs: ``id`` runs over 0..JOB_ROWS-1."""
+    with FloeClient(address) as c:
+        status = c.load("jobdata", str(sample_table), filter=f"id < {JOB_ROWS}", batch_rows=4096)
+    assert status["state"] == "READY", status
+    assert status["rows"] == JOB_ROWS, status
+    return "jobdata"

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from floe import FloeClient
+from floe import FloeClient, JobSpec
 from conftest import ROWS, Node, free_port
 
 SETTINGS = {
@@ -103,3 +103,38 @@ def test_a_dataset_whose_entity_node_leaves_recovers(two_nodes, sample_table):
     survivor = two_nodes[1] if leaving is two_nodes[0] else two_nodes[0]
     ids = read_while_leaving(survivor, leaving, "orphan")
     assert collections.Counter(ids) == collections.Counter(range(ROWS))
+
+
+def test_a_job_read_goes_on_while_a_node_leaves(two_nodes, sample_table, caplog):
+    """A deterministic job read through the survivor while the other node leaves: the job's
+    entity is on the leaving node (the read registers the job again), and so are some slices
+    (their streams fail and their chunks are planned again). Every batch comes once, in order,
+    and the epoch holds every row once."""
+    caplog.set_level(logging.INFO, logger="floe")
+    load_spread(two_nodes[0].address, sample_table, "job-spread")
+    survivor = entity_holder(two_nodes, "job-spread")
+    leaving = two_nodes[1] if survivor is two_nodes[0] else two_nodes[0]
+    with FloeClient(survivor.address, timeout=60, patience=120) as client:
+        # Jobs are placed by their id: take one whose entity is on the leaving node.
+        specs = [JobSpec(f"leave-{i}", "job-spread", 1000, seed=i, block_rows=1000, window_blocks=4) for i in range(12)]
+        for spec in specs:
+            client.register_job_spec(spec)
+        log = leaving.log.read_text(errors="replace")
+        spec = next(s for s in specs if f"Job '{s.job}' registered" in log)
+        ks, ids = [], []
+        left = False
+        for k, batch in client.read_job(spec, 0, chunk_batches=4):
+            ks.append(k)
+            ids.extend(batch.column(0).to_pylist())
+            if len(ks) == 6 and not left:
+                leaving.process.terminate()  # SIGTERM: the node leaves the cluster in order
+                left = True
+            if left and leaving.process.poll() is None:
+                time.sleep(0.05)
+        assert leaving.process.wait(timeout=90) is not None
+        status = client.job_status(spec.job)
+    assert ks == list(range(ROWS // 1000))
+    assert collections.Counter(ids) == collections.Counter(range(ROWS))
+    assert status["batches_per_epoch"] == ROWS // 1000
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(f"Job '{spec.job}' is unknown to the cluster" in m for m in messages), messages[-20:]

@@ -55,6 +55,21 @@ from floe import errors as E
             "Dataset 'x' is not ready: LOADING, 3 of 8 slices loaded",
         ),
         (
+            pa.ArrowKeyError(
+                "Flight returned not found error, with message: Unknown job 'j': register it first (register_job)"
+            ),
+            E.JobNotFound,
+            "Unknown job 'j': register it first (register_job)",
+        ),
+        (
+            pa.ArrowInvalid(
+                "gRPC returned precondition failed error, with message: Dataset 'x' changed since job 'j' "
+                "was planned (layout 1, now 2)"
+            ),
+            E.FailedPrecondition,
+            "Dataset 'x' changed since job 'j' was planned (layout 1, now 2)",
+        ),
+        (
             pa.ArrowInvalid("gRPC returned resource exhausted error, with message: memory limit"),
             E.ResourceExhausted,
             "memory limit",
@@ -118,6 +133,8 @@ def test_non_flight_arrow_errors_are_not_retried():
         (E.Internal("reset"), True),
         (E.FloeError("unknown"), True),
         (E.DatasetNotFound("no dataset"), False),
+        (E.JobNotFound("unknown job"), False),
+        (E.FailedPrecondition("dataset changed"), False),
         (E.InvalidRequest("bad"), False),
         (E.ResourceExhausted("full"), False),
         (E.Unauthorized("denied"), False),

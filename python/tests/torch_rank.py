@@ -1,24 +1,32 @@
-"""One rank of a data-parallel job, run as its own process by test_torch.py with RANK and
-WORLD_SIZE in its environment: a DataLoader with 2 workers over a FloeIterableDataset with a
-custom to_tensors, for 2 epochs. Writes what it saw as JSON to the file named by argv[3]."""
+"""One rank of a training job, run as its own process by test_torch.py with RANK and WORLD_SIZE in
+its environment: a FloeDataLoader over a FloeIterableDataset with a custom to_tensors.
+
+argv[1] is a JSON object: ``address``, ``dataset``, ``job`` (the job's settings: ``job``,
+``batch_rows``, ``seed``, ``mode``, ...), ``epochs`` (list), ``num_workers``, and optionally
+``state_in`` (a file with a state to resume from), ``stop_after`` (batches of the first epoch to
+consume before saving the state and stopping), ``slow_worker`` (a DataLoader worker that takes
+0.2 s longer per batch), ``exit_after`` (batches after which the process
+dies on the spot, as a crashed rank would: os._exit, its last batch unacknowledged) and ``out``
+(the file the result goes to, as JSON)."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
+import time
 
 import pyarrow as pa
 import torch
-from torch.utils.data import DataLoader
 
 from floe import FloeClient
-from floe.torch import FloeIterableDataset
+from floe.torch import FloeDataLoader, FloeIterableDataset
 
 
-class Reviews(FloeIterableDataset):
-    """Features, label and ids, plus something from a string column (which the default
-    to_tensors would leave out)."""
+class Rows(FloeIterableDataset):
+    """Ids, features stacked from two columns, and the DataLoader worker that read the batch."""
+
+    slow_worker = None
 
     def to_tensors(self, batch: pa.RecordBatch):
         columns = dict(zip(batch.schema.names, batch.columns))
@@ -29,40 +37,70 @@ class Reviews(FloeIterableDataset):
             ],
             dim=1,
         )
-        text_words = torch.tensor([len(t.split()) for t in columns["text"].to_pylist()], dtype=torch.int64)
+        info = torch.utils.data.get_worker_info()
+        if info is not None and info.id == self.slow_worker:
+            time.sleep(0.2)  # a worker slower than the others: leases come back out of turn
         return {
             "id": torch.from_numpy(columns["id"].to_numpy(zero_copy_only=False).copy()),
             "features": features,
-            "label": torch.from_numpy(columns["rating"].to_numpy(zero_copy_only=False).copy()),
-            "text_words": text_words,
-            "worker": torch.full((batch.num_rows,), torch.utils.data.get_worker_info().id),
+            "worker": torch.tensor(info.id if info is not None else -1),
         }
 
 
+class RecordingLoader(FloeDataLoader):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.answers = []
+
+    def on_ack(self, lease, answer):
+        self.answers.append([lease.batch, answer["status"]])
+
+
+def write(path, result):
+    with open(path + ".tmp", "w") as f:
+        json.dump(result, f)
+    os.replace(path + ".tmp", path)
+
+
 def main() -> None:
-    address, dataset, out = sys.argv[1:4]
+    config = json.loads(sys.argv[1])
+    address = config["address"]
     # The main process talks to Floe before the DataLoader starts its workers, as a training
-    # script that loads its dataset first would. Workers are spawned, not forked: gRPC's threads
-    # in the parent make a forked child hang now and then (seen here: 1 run in 3).
+    # script would. Workers are spawned, not forked: gRPC's threads in the parent make a forked
+    # child hang now and then.
     with FloeClient(address) as client:
-        assert client.status(dataset)["state"] == "READY"
-    data = Reviews(address, dataset, columns=["id", "user_id", "rating", "score", "text"])
-    loader = DataLoader(data, batch_size=None, num_workers=2, multiprocessing_context="spawn")
-    epochs = []
-    for epoch in range(2):
-        data.set_epoch(epoch)
-        ids, per_worker = [], {}
+        assert client.status(config["dataset"])["state"] == "READY"
+    data = Rows(address, config["dataset"], **config["job"])
+    data.slow_worker = config.get("slow_worker")
+    workers = config.get("num_workers", 0)
+    options = {"multiprocessing_context": "spawn"} if workers else {}
+    loader = RecordingLoader(data, num_workers=workers, **options)
+    if config.get("state_in"):
+        with open(config["state_in"]) as f:
+            loader.load_state_dict(json.load(f))
+    result = {"rank": int(os.environ["RANK"]), "world_size": int(os.environ["WORLD_SIZE"]), "epochs": []}
+    for epoch in config["epochs"]:
+        data.set_epoch(epoch)  # a loaded state applies to its own epoch, which goes on
+        record = {"epoch": epoch, "start": loader.batches_consumed, "batches": [], "leases": [], "workers": []}
+        result["epochs"].append(record)
         for item in loader:
-            assert set(item) == {"id", "features", "label", "text_words", "worker"}
-            rows = item["id"].shape[0]
-            assert item["features"].shape == (rows, 2) and item["features"].dtype == torch.float32
-            assert item["label"].dtype == torch.float32 and bool((item["text_words"] >= 3).all())
-            worker = int(item["worker"][0])
-            per_worker[worker] = per_worker.get(worker, 0) + rows
-            ids.extend(item["id"].tolist())
-        epochs.append({"ids": ids, "per_worker": per_worker, "state": data.state_dict()})
-    with open(out, "w") as f:
-        json.dump({"rank": int(os.environ["RANK"]), "epochs": epochs}, f)
+            assert item["features"].shape == (item["id"].shape[0], 2)
+            record["batches"].append(item["id"].tolist())
+            record["workers"].append(int(item["worker"]))
+            if loader.current_lease is not None:
+                record["leases"].append(loader.current_lease.batch)
+            if config.get("exit_after") == len(record["batches"]):
+                result["answers"] = loader.answers
+                write(config["out"], result)
+                os._exit(0)  # a crash: no ack, no clean-up
+            if config.get("stop_after") == len(record["batches"]):
+                break
+        record["state"] = loader.state_dict()
+        if config.get("stop_after") is not None:
+            break
+    result["answers"] = loader.answers
+    loader.close()
+    write(config["out"], result)
 
 
 if __name__ == "__main__":

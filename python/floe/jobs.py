@@ -1,0 +1,491 @@
+"""Training jobs: a reader's settings registered against a loaded dataset, and the readers of a
+job's epochs (``docs/protocol.md``, "Training jobs").
+
+A job fixes, per epoch, an order of the dataset's rows (a pure function of the dataset's layout,
+the seed, the epoch and the shuffle settings) and cuts it into global batches of ``batch_rows``
+rows. In deterministic mode rank ``r`` of ``W`` reads the ``r``-th ``batch_rows / W`` rows of
+every global batch it asks for; in dynamic mode workers lease whole global batches from the server
+and acknowledge them once trained on.
+
+:class:`JobSpec` is the registration; :func:`read_epoch` assembles a rank's batches from the
+endpoint streams of a job plan; :func:`read_dynamic` is the lease/read/ack loop. Both are used
+through :meth:`floe.FloeClient.read_job` and :meth:`floe.FloeClient.read_dynamic`.
+
+Memory: :func:`read_epoch` holds at most two chunks of batches (the one being consumed and the
+next, fetched meanwhile); a chunk is ``chunk_batches`` batch indices, fewer when the rank's
+batches are large (about :data:`CHUNK_ROWS_MAX` rows at most).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+import logging
+import os
+import re
+import socket
+import threading
+import time
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import pyarrow as pa
+import pyarrow.flight as fl
+
+from ._retry import backoff
+from .errors import FloeError, JobNotFound, NotFound, is_retryable, translate
+
+__all__ = ["JobSpec", "Lease", "MODES", "TAILS", "job_descriptor", "default_worker_name"]
+
+LOG = logging.getLogger("floe.jobs")
+
+MODES = ("deterministic", "dynamic")
+TAILS = ("drop", "pad")
+_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+
+#: Batch indices per plan unless the caller says otherwise.
+CHUNK_BATCHES_DEFAULT = 32
+#: A chunk holds at most about this many rows (never less than one batch), so that large batches
+#: do not multiply into large prefetches.
+CHUNK_ROWS_MAX = 1 << 20
+#: Endpoint streams of a chunk read at once.
+STREAMS_DEFAULT = 8
+#: Registrations in a row that may answer "unknown job" again before a read gives up.
+_REREGISTER_MAX = 5
+
+
+def _check_id(kind: str, value: str) -> str:
+    if not isinstance(value, str) or not _ID.match(value):
+        raise ValueError(f"Invalid {kind} id: {value!r} (1-128 of letters, digits, '.', '_', '-')")
+    return value
+
+
+def _check_int(name: str, value: Any, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an integer, not {value!r}")
+    if value < low:
+        raise ValueError(f"Invalid {name}: {value} (must be >= {low})")
+    return value
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """The settings of a training job, as registered (``register_job``). Immutable; refine with
+    :func:`dataclasses.replace`. ``None`` fields are left to the server's defaults (and left out
+    of the request), so two specs that differ only there may still name the same job."""
+
+    job: str
+    dataset: str
+    batch_rows: int
+    seed: int = 0
+    shuffle: bool = True
+    mode: str = "deterministic"
+    columns: Optional[Tuple[str, ...]] = None
+    tail: str = "drop"
+    block_rows: Optional[int] = None
+    window_blocks: Optional[int] = None
+    lease_timeout_ms: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        _check_id("job", self.job)
+        _check_id("dataset", self.dataset)
+        _check_int("batch_rows", self.batch_rows, 1)
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise TypeError(f"seed must be an integer, not {self.seed!r}")
+        if not isinstance(self.shuffle, bool):
+            raise TypeError(f"shuffle must be True or False, not {self.shuffle!r}")
+        if self.mode not in MODES:
+            raise ValueError(f"Invalid mode: {self.mode!r} (must be one of {', '.join(MODES)})")
+        if self.tail not in TAILS:
+            raise ValueError(f"Invalid tail: {self.tail!r} (must be one of {', '.join(TAILS)})")
+        if self.columns is not None:
+            if isinstance(self.columns, str):
+                raise TypeError("columns must be a sequence of column names, not a string")
+            object.__setattr__(self, "columns", tuple(str(c) for c in self.columns))
+        for name in ("block_rows", "window_blocks", "lease_timeout_ms"):
+            value = getattr(self, name)
+            if value is not None:
+                _check_int(name, value, 1)
+
+    @staticmethod
+    def from_status(status: Dict[str, Any]) -> "JobSpec":
+        """The spec a job's status describes (the server's defaults filled in)."""
+        names = {field.name for field in dataclasses.fields(JobSpec)}
+        fields = {k: v for k, v in status.items() if k in names and v is not None}
+        if not fields.get("columns"):  # the server lists no columns for "all of them"
+            fields.pop("columns", None)
+        return JobSpec(**fields)
+
+    @property
+    def dynamic(self) -> bool:
+        return self.mode == "dynamic"
+
+    def rows_per_rank(self, world_size: int) -> int:
+        """Rows of one rank's share of a global batch; raises ValueError unless ``world_size``
+        divides ``batch_rows`` (every rank must get the same number of rows)."""
+        _check_int("world_size", world_size, 1)
+        if self.batch_rows % world_size:
+            raise ValueError(
+                f"World size {world_size} does not divide batch_rows {self.batch_rows} of job "
+                f"'{self.job}': each rank reads batch_rows / world_size rows of every global batch; "
+                f"choose a batch_rows that is a multiple of the world size"
+            )
+        return self.batch_rows // world_size
+
+    def to_json(self) -> Dict[str, Any]:
+        """The ``register_job`` body: every field that is not ``None``."""
+        body = {}
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if value is not None:
+                body[field.name] = list(value) if field.name == "columns" else value
+        return body
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A dynamic-mode lease: global batch ``batch`` of ``epoch`` handed to ``worker`` until it
+    acknowledges it (or the lease times out). ``id`` is the server's lease id."""
+
+    job: str
+    epoch: int
+    batch: int
+    id: str
+    worker: str
+    rows: int
+
+
+def default_worker_name(suffix: Optional[str] = None) -> str:
+    """``host/pid-N[/suffix]``: a worker name that tells an operator where a lease went."""
+    name = f"{socket.gethostname()}/pid-{os.getpid()}"
+    return f"{name}/{suffix}" if suffix else name
+
+
+def job_descriptor(
+    spec: JobSpec, epoch: int, world_size: int, rank: int, batch_from: int, batch_to: int, batch_step: int
+) -> fl.FlightDescriptor:
+    """The ``GetFlightInfo`` command of a deterministic read of ``spec``'s epoch."""
+    return fl.FlightDescriptor.for_command(
+        json.dumps(
+            {
+                "job": spec.job,
+                "epoch": int(epoch),
+                "world_size": int(world_size),
+                "rank": int(rank),
+                "batch_from": int(batch_from),
+                "batch_to": int(batch_to),
+                "batch_step": int(batch_step),
+            }
+        )
+    )
+
+
+def _concat(parts: Sequence[pa.RecordBatch]) -> pa.RecordBatch:
+    """One record batch of the parts' rows, in order (the parts share a schema)."""
+    if len(parts) == 1:
+        return parts[0]
+    nonempty = [p for p in parts if p.num_rows]
+    if len(nonempty) == 1:
+        return nonempty[0]
+    if not nonempty:
+        return parts[0]
+    concat = getattr(pa, "concat_batches", None)  # pyarrow >= 19
+    if concat is not None:
+        return concat(nonempty)
+    table = pa.Table.from_batches(nonempty).combine_chunks()
+    return table.to_batches(max_chunksize=table.num_rows)[0]
+
+
+class _Cancelled(Exception):
+    """The read was closed (or a sibling stream failed) while this stream ran."""
+
+
+class _Attempt:
+    """The streams of one planned chunk: failing one cancels the others."""
+
+    def __init__(self, cancelled: threading.Event):
+        self.cancelled = cancelled
+        self.aborted = threading.Event()
+        self._readers: set = set()
+        self._lock = threading.Lock()
+
+    def stopped(self) -> bool:
+        return self.aborted.is_set() or self.cancelled.is_set()
+
+    def track(self, reader) -> None:
+        with self._lock:
+            self._readers.add(reader)
+        if self.stopped():
+            self._cancel(reader)
+
+    def untrack(self, reader) -> None:
+        with self._lock:
+            self._readers.discard(reader)
+
+    def abort(self) -> None:
+        self.aborted.set()
+        with self._lock:
+            readers = list(self._readers)
+        for reader in readers:
+            self._cancel(reader)
+
+    @staticmethod
+    def _cancel(reader) -> None:
+        try:
+            reader.cancel()
+        except Exception:  # pragma: no cover - best effort
+            pass
+
+
+class _ChunkFetcher:
+    """Plans chunks of a rank's batch indices and assembles their batches from the endpoint
+    streams; plans a chunk again (whole) when a stream fails in a way a new plan can cure, and
+    registers the job again when the cluster lost it."""
+
+    def __init__(self, client, spec: JobSpec, epoch: int, world_size: int, rank: int, streams: int):
+        self.client = client
+        self.spec = spec
+        self.epoch = epoch
+        self.world_size = world_size
+        self.rank = rank
+        self.rows = spec.rows_per_rank(world_size)
+        self.cancelled = threading.Event()
+        self.pool = ThreadPoolExecutor(max_workers=streams, thread_name_prefix=f"floe-job-{spec.job}")
+        self._attempts: set = set()
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        self.cancelled.set()
+        with self._lock:
+            attempts = list(self._attempts)
+        for attempt in attempts:
+            attempt.abort()
+        self.pool.shutdown(wait=False)
+
+    def _what(self, indices: range) -> str:
+        return (
+            f"job '{self.spec.job}' epoch {self.epoch} rank {self.rank}/{self.world_size} "
+            f"batches {indices.start}..{indices[-1]} step {indices.step}"
+        )
+
+    def fetch(self, indices: range) -> List[pa.RecordBatch]:
+        """The rank's batches for ``indices`` (a non-empty range), in order."""
+        descriptor = job_descriptor(
+            self.spec, self.epoch, self.world_size, self.rank, indices.start, indices[-1] + 1, indices.step
+        )
+        what = self._what(indices)
+        deadline = time.monotonic() + self.client.patience
+        attempt = 0
+        registered = 0
+        while True:
+            if self.cancelled.is_set():
+                raise _Cancelled(what)
+            try:
+                info, planned_through = self.client._plan_any(descriptor, what)
+                return self._read(info, planned_through, indices, what)
+            except JobNotFound as error:
+                registered += 1
+                if registered > _REREGISTER_MAX:
+                    raise
+                LOG.info("Job '%s' is unknown to the cluster (%s); registering it again", self.spec.job, error)
+                self.client.register_job_spec(self.spec)
+            except FloeError as error:
+                if self.cancelled.is_set():
+                    raise _Cancelled(what) from error
+                if not is_retryable(error) or time.monotonic() > deadline:
+                    raise
+                LOG.info("Reading %s failed (%s); planning it again", what, error)
+                self.cancelled.wait(backoff(attempt))
+                attempt += 1
+
+    def _read(self, info: fl.FlightInfo, planned_through: str, indices: range, what: str) -> List[pa.RecordBatch]:
+        endpoints = list(info.endpoints)
+        if not endpoints:
+            raise FloeError(f"The plan of {what} has no endpoints", code="PROTOCOL")
+        attempt = _Attempt(self.cancelled)
+        with self._lock:
+            self._attempts.add(attempt)
+        try:
+            futures = [
+                self.pool.submit(self._stream, endpoint, planned_through, len(indices), attempt, what)
+                for endpoint in endpoints
+            ]
+            wait(futures, return_when=FIRST_EXCEPTION)
+            failed = [f for f in futures if f.done() and f.exception() is not None]
+            if failed:
+                attempt.abort()
+                wait(futures)
+                errors = [f.exception() for f in futures if f.exception() is not None]
+                real = [e for e in errors if not isinstance(e, _Cancelled)]
+                raise (real or errors)[0]
+            streams = [f.result() for f in futures]
+        finally:
+            with self._lock:
+                self._attempts.discard(attempt)
+        batches = []
+        for j, k in enumerate(indices):
+            batch = _concat([stream[j] for stream in streams])
+            if batch.num_rows != self.rows:
+                raise FloeError(
+                    f"Batch {k} of {what} has {batch.num_rows} rows over {len(streams)} endpoints, "
+                    f"not batch_rows / world_size = {self.rows}",
+                    code="PROTOCOL",
+                )
+            batches.append(batch)
+        return batches
+
+    def _stream(self, endpoint: fl.FlightEndpoint, planned_through: str, count: int, attempt: _Attempt, what: str):
+        """The record batches of one endpoint: exactly one per listed batch index."""
+        uri = self.client._location_of(endpoint, planned_through)
+        batches: List[pa.RecordBatch] = []
+        reader = None
+        try:
+            reader = self.client._flight(uri).do_get(endpoint.ticket)
+            attempt.track(reader)
+            while True:
+                if attempt.stopped():
+                    raise _Cancelled(what)
+                try:
+                    chunk = reader.read_chunk()
+                except StopIteration:
+                    break
+                if chunk.data is not None:
+                    batches.append(chunk.data)
+        except pa.ArrowException as e:
+            if attempt.stopped():
+                raise _Cancelled(what) from e
+            raise translate(e) from e
+        finally:
+            if reader is not None:
+                attempt.untrack(reader)
+        if len(batches) != count:
+            raise FloeError(
+                f"The endpoint at {uri} for {what} sent {len(batches)} record batches for {count} "
+                f"batch indices (one each expected)",
+                code="PROTOCOL",
+            )
+        return batches
+
+
+def chunk_size(spec: JobSpec, world_size: int, chunk_batches: int) -> int:
+    """Batch indices per plan: ``chunk_batches``, fewer for large batches (see the module doc)."""
+    _check_int("chunk_batches", chunk_batches, 1)
+    rows = spec.rows_per_rank(world_size)
+    return max(1, min(chunk_batches, CHUNK_ROWS_MAX // rows))
+
+
+def read_epoch(
+    client,
+    spec: JobSpec,
+    epoch: int,
+    world_size: int,
+    rank: int,
+    indices: range,
+    *,
+    chunk_batches: int = CHUNK_BATCHES_DEFAULT,
+    streams: int = STREAMS_DEFAULT,
+) -> Iterator[Tuple[int, pa.RecordBatch]]:
+    """Yields ``(k, batch)`` for every batch index ``k`` of ``indices``, in order, each once.
+
+    Chunks of indices are planned one at a time; the next chunk is fetched (on a background
+    thread, its endpoints ``streams`` at a time) while the current one is consumed. A chunk whose
+    streams fail is planned again whole, so a batch is yielded only once every endpoint delivered
+    its part. Closing the generator cancels what is still running."""
+    if len(indices) == 0:
+        return
+    size = chunk_size(spec, world_size, chunk_batches)
+    chunks = collections.deque(indices[i : i + size] for i in range(0, len(indices), size))
+    fetcher = _ChunkFetcher(client, spec, epoch, world_size, rank, streams)
+    driver = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"floe-job-{spec.job}-plan")
+    try:
+        current = chunks.popleft()
+        future = driver.submit(fetcher.fetch, current)
+        while future is not None:
+            batches = future.result()
+            if chunks:
+                following = chunks.popleft()
+                future = driver.submit(fetcher.fetch, following)
+            else:
+                following, future = None, None
+            for k, batch in zip(current, batches):
+                yield k, batch
+            del batches
+            current = following
+    finally:
+        fetcher.close()
+        driver.shutdown(wait=False)
+
+
+def read_dynamic(
+    client,
+    spec: JobSpec,
+    epoch: int,
+    worker: str,
+    *,
+    auto_ack: bool = True,
+    idle_items: bool = False,
+    streams: int = STREAMS_DEFAULT,
+) -> Iterator[Tuple[Optional[Lease], Optional[pa.RecordBatch]]]:
+    """The dynamic-mode loop: lease a global batch, read it, yield ``(lease, batch)``; on "wait"
+    sleep as told; stop on "done".
+
+    With ``auto_ack`` a batch is acknowledged when the consumer asks for the next one (it is done
+    with this one) and, for the last one, when it asks past the end; a consumer that stops early
+    leaves its last batch unacknowledged, so the server hands it out again after the lease
+    timeout. Without ``auto_ack`` the caller acknowledges each lease (:meth:`FloeClient.ack`).
+
+    With ``idle_items`` each "wait" also yields ``(None, None)`` after its sleep, for a consumer
+    that must not be blocked: a DataLoader takes its workers' items in turn, so a worker waiting
+    for leases that another worker holds (read, but not yet consumed, so not acknowledged) would
+    stall the loop until those leases time out."""
+    fetcher = _ChunkFetcher(client, spec, epoch, 1, 0, streams)
+    pending: Optional[Lease] = None
+    try:
+        while True:
+            if pending is not None:
+                acknowledge(client, pending)
+                pending = None
+            answer = client._job_call("lease", spec, {"job": spec.job, "epoch": int(epoch), "worker": worker})
+            status = answer.get("status")
+            if status == "leased":
+                lease = Lease(
+                    job=spec.job,
+                    epoch=int(answer.get("epoch", epoch)),
+                    batch=int(answer["batch"]),
+                    id=str(answer["lease"]),
+                    worker=worker,
+                    rows=int(answer.get("rows", spec.batch_rows)),
+                )
+                batch = fetcher.fetch(range(lease.batch, lease.batch + 1))[0]
+                if auto_ack:
+                    pending = lease
+                yield lease, batch
+            elif status == "wait":
+                time.sleep(max(0.0, float(answer.get("retry_ms", 200))) / 1000.0)
+                if idle_items:
+                    yield None, None
+            elif status == "done":
+                return
+            else:
+                raise FloeError(f"Unexpected answer to lease for job '{spec.job}': {answer}", code="PROTOCOL")
+    finally:
+        fetcher.close()
+
+
+def acknowledge(client, lease: Lease) -> Dict[str, Any]:
+    """Acknowledges ``lease`` and answers the server's answer (``status`` is ``acknowledged``,
+    ``expired`` or ``duplicate``). An expired or duplicate answer, or a lease the server no longer
+    knows, is logged, not raised: the server still counts every batch of the epoch once."""
+    try:
+        answer = client.ack(lease.job, lease.epoch, lease.id, lease.worker)
+    except NotFound as e:
+        LOG.warning("Lease %s of batch %d (job '%s', epoch %d) is unknown to the server: %s",
+                    lease.id, lease.batch, lease.job, lease.epoch, e)
+        return {"status": "unknown", "error": str(e)}
+    status = answer.get("status")
+    if status != "acknowledged":
+        LOG.warning("Lease %s of batch %d (job '%s', epoch %d) acknowledged as %s",
+                    lease.id, lease.batch, lease.job, lease.epoch, status)
+    return answer
