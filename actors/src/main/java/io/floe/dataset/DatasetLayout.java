@@ -38,15 +38,24 @@ public record DatasetLayout(
   }
 
   /**
-   * A short digest of what fixes the global row order: the snapshot and every slice with its rows
-   * (not where slices are held). Equal fingerprints mean equal global orders.
+   * A short digest of what fixes the global row order: the dataset, its snapshot and schema, and
+   * every slice's rows in plan order. Not where slices are held, and not the load generation in
+   * slice ids, so a dataset loaded again from the same snapshot and spec (after a drop or a
+   * whole-cluster restart) keeps its fingerprint, and its jobs and saved resumption states stay
+   * valid. Equal fingerprints mean equal global orders.
    */
   public String fingerprint() {
     try {
       java.security.MessageDigest digest = java.security.MessageDigest.getInstance("SHA-256");
-      StringBuilder canonical = new StringBuilder().append(name).append('\n').append(snapshotId);
+      StringBuilder canonical =
+          new StringBuilder()
+              .append(name)
+              .append('\n')
+              .append(snapshotId)
+              .append('\n')
+              .append(arrowSchemaJson);
       for (SliceRows slice : slices) {
-        canonical.append('\n').append(slice.sliceId()).append(' ').append(slice.rows());
+        canonical.append('\n').append(slice.rows());
       }
       byte[] hash =
           digest.digest(canonical.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));

@@ -187,24 +187,30 @@ class JobEpochTest {
     JobOptions options = job("epochs", 96).seed(11).blockRows(128).windowBlocks(4).build();
     List<List<Long>> firstBatches = readEpoch(client, options, 0, 2);
     List<Long> first = flatten(firstBatches);
-    List<Long> second = flatten(readEpoch(client, options, 1, 2));
+    List<List<Long>> secondBatches = readEpoch(client, options, 1, 2);
+    List<Long> second = flatten(secondBatches);
     List<Long> firstAgain = flatten(readEpoch(client, options, 0, 2));
     List<List<Long>> firstByThree = readEpoch(client, options, 0, 3);
     JobOptions sameSettingsOtherJob =
         job("epochs-twin", 96).seed(11).blockRows(128).windowBlocks(4).build();
     List<List<Long>> otherJob = readEpoch(client, sameSettingsOtherJob, 0, 1);
-    List<Long> otherSeed =
-        flatten(
-            readEpoch(
-                client,
-                job("epochs-seed", 96).seed(12).blockRows(128).windowBlocks(4).build(),
-                0,
-                1));
+    List<List<Long>> otherSeed =
+        readEpoch(
+            client, job("epochs-seed", 96).seed(12).blockRows(128).windowBlocks(4).build(), 0, 1);
+    List<List<Long>> inOrder = new ArrayList<>();
+    for (int from = 0; from < ROWS; from += 96) {
+      inOrder.add(globalOrder.subList(from, from + 96));
+    }
 
     assertThat(first).containsExactlyInAnyOrderElementsOf(globalOrder);
     assertThat(second).containsExactlyInAnyOrderElementsOf(globalOrder);
-    assertThat(first).as("a shuffled epoch").isNotEqualTo(globalOrder);
-    assertThat(second).as("epoch 1 against epoch 0").isNotEqualTo(first);
+    // Compared as the rows of each global batch, which do not depend on the world size.
+    assertThat(sortedWithin(firstBatches))
+        .as("a shuffled epoch against the global order")
+        .isNotEqualTo(sortedWithin(inOrder));
+    assertThat(sortedWithin(secondBatches))
+        .as("epoch 1 against epoch 0")
+        .isNotEqualTo(sortedWithin(firstBatches));
     assertThat(firstAgain).as("epoch 0 read again").isEqualTo(first);
     assertThat(sortedWithin(firstByThree))
         .as("epoch 0 by three ranks")
@@ -212,7 +218,7 @@ class JobEpochTest {
     assertThat(sortedWithin(otherJob))
         .as("another job with the same settings")
         .isEqualTo(sortedWithin(firstBatches));
-    assertThat(otherSeed).as("another seed").isNotEqualTo(first);
+    assertThat(sortedWithin(otherSeed)).as("another seed").isNotEqualTo(sortedWithin(firstBatches));
   }
 
   @Test

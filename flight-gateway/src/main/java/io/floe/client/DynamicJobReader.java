@@ -10,6 +10,7 @@ import java.util.Iterator;
 import java.util.Locale;
 import java.util.NoSuchElementException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.apache.arrow.flight.FlightRuntimeException;
 import org.apache.arrow.flight.FlightStatusCode;
 import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
@@ -187,11 +188,30 @@ public final class DynamicJobReader implements Iterator<JobBatch>, AutoCloseable
   }
 
   /**
-   * Runs a job action, registering the job first the first time and again whenever the cluster
-   * answers that it does not know it (its entity was lost with its node).
+   * Failures of an action that another attempt may not meet: no node answered, or the dataset is
+   * reloading. NOT_FOUND is final here (an unknown lease stays unknown), unlike for a stream.
    */
-  private JsonNode withJob(java.util.function.Supplier<JsonNode> action) {
+  private static boolean worthRetrying(FlightRuntimeException e) {
+    FlightStatusCode code = e.status().code();
+    String description = e.status().description();
+    return code == FlightStatusCode.UNAVAILABLE
+        || code == FlightStatusCode.TIMED_OUT
+        || code == FlightStatusCode.CANCELLED
+        || (code == FlightStatusCode.INVALID_ARGUMENT
+            && description != null
+            && description.contains("is not ready"));
+  }
+
+  /**
+   * Runs a job action, registering the job first the first time and again whenever the cluster
+   * answers that it does not know it, and retrying what a new attempt can cure (a node unreachable,
+   * the dataset reloading) for up to the patience. A retried {@code lease} whose first answer was
+   * lost leaves a lease nobody uses, which times out and goes to the queue again; a retried {@code
+   * ack} that had reached the server answers {@code duplicate}.
+   */
+  private JsonNode withJob(Supplier<JsonNode> action) {
     long deadline = System.nanoTime() + patience.toNanos();
+    int attempt = 0;
     while (true) {
       try {
         if (registered == null) {
@@ -202,20 +222,14 @@ public final class DynamicJobReader implements Iterator<JobBatch>, AutoCloseable
         if (JobReader.isUnknownJob(e)) {
           LOG.info("Job '{}' was unknown to the cluster; registering it again", options.job());
           registered = null;
-        } else if (!movingEntity(e) || System.nanoTime() > deadline) {
+        } else if (!worthRetrying(e)) {
           throw e;
-        } else {
-          // The job's entity is moving (its node left or died): asks to it time out until
-          // sharding places it again. Lease and ack may both be repeated safely.
-          LOG.info("Job '{}': {}; asking again", options.job(), e.status());
-          JobReader.sleep(500);
         }
+        if (System.nanoTime() > deadline) {
+          throw e;
+        }
+        JobReader.backoff(attempt++);
       }
     }
-  }
-
-  private static boolean movingEntity(FlightRuntimeException e) {
-    FlightStatusCode code = e.status().code();
-    return code == FlightStatusCode.TIMED_OUT || code == FlightStatusCode.UNAVAILABLE;
   }
 }
