@@ -280,6 +280,21 @@ def test_a_job_whose_dataset_was_loaded_again_differently_fails(client, sample_t
         client.drop("reloaded")
 
 
+def test_a_dataset_loaded_again_the_same_way_keeps_its_jobs_and_their_order(client, sample_table):
+    client.load("same", str(sample_table), filter="id < 3000", batch_rows=1000)
+    spec = JobSpec("on-same", "same", 500, seed=1)
+    client.register_job_spec(spec)
+    layout = client.job_status("on-same")["layout"]
+    before = read_ids(client, spec, 0)
+    client.drop("same")
+    client.load("same", str(sample_table), filter="id < 3000", batch_rows=1000)
+    try:
+        assert read_ids(client, spec, 0) == before
+        assert client.job_status("on-same")["layout"] == layout
+    finally:
+        client.drop("same")
+
+
 # -- failures between the node and the reader -------------------------------------------------
 
 GONE = lambda: fl.FlightUnavailableError("Flight returned unavailable error, with message: Socket closed")  # noqa: E731
