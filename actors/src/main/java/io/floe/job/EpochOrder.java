@@ -101,6 +101,49 @@ public final class EpochOrder {
     return new RowRef(blockSlice[block], blockStart[block] + (target - placeStart[place]));
   }
 
+  /**
+   * Locates the rows at positions {@code from, from + 1, …, from + count − 1} into {@code
+   * slices[offset + i]} and {@code rows[offset + i]}: the same as {@link #at} for each, but looking
+   * up each window's permutation once, which is what serving a batch needs.
+   */
+  public void locate(long from, int count, int[] slices, long[] rows, int offset) {
+    Preconditions.checkArgument(
+        0 <= from && count >= 0 && from + count <= rows(),
+        "Invalid positions [%s, %s): the epoch has %s rows",
+        from,
+        from + count,
+        rows());
+    long position = from;
+    int i = 0;
+    while (i < count) {
+      if (!shuffle) {
+        int place = place(position);
+        int block = placeBlock[place];
+        long start = placeStart[place];
+        long end = placeStart[place + 1];
+        for (; i < count && position < end; i++, position++) {
+          slices[offset + i] = blockSlice[block];
+          rows[offset + i] = blockStart[block] + (position - start);
+        }
+        continue;
+      }
+      int window = place(position) / windowBlocks;
+      int first = window * windowBlocks;
+      int last = Math.min(first + windowBlocks, placeBlock.length);
+      long windowStart = placeStart[first];
+      long windowEnd = placeStart[last];
+      int[] permutation = window(window);
+      for (; i < count && position < windowEnd; i++, position++) {
+        long target = windowStart + permutation[(int) (position - windowStart)];
+        int index = Arrays.binarySearch(placeStart, first, last + 1, target);
+        int place = index >= 0 ? index : -index - 2;
+        int block = placeBlock[place];
+        slices[offset + i] = blockSlice[block];
+        rows[offset + i] = blockStart[block] + (target - placeStart[place]);
+      }
+    }
+  }
+
   private int place(long position) {
     int index = Arrays.binarySearch(placeStart, position);
     // Places are never empty, so starts are strictly increasing and a hit is the place itself.

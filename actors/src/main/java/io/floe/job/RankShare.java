@@ -28,13 +28,31 @@ public final class RankShare {
     return shape.rankRows(worldSize);
   }
 
+  /**
+   * Fills {@code slices[i]} and {@code rows[i]} (arrays of at least {@link #rowsPerBatch()}) with
+   * the rank's rows of global batch {@code batch}, in order.
+   */
+  public void locate(long batch, int[] slices, long[] rows) {
+    long start = shape.rankStart(batch, worldSize, rank);
+    int count = rowsPerBatch();
+    int done = 0;
+    while (done < count) {
+      // Slots run contiguously through the epoch's positions until padding wraps to the start.
+      long position = shape.position(start + done);
+      int run = (int) Math.min(count - done, order.rows() - position);
+      order.locate(position, run, slices, rows, done);
+      done += run;
+    }
+  }
+
   /** Visits the rank's rows of global batch {@code batch}, in order. */
   public void visit(long batch, RowVisitor visitor) {
-    long start = shape.rankStart(batch, worldSize, rank);
-    int rows = rowsPerBatch();
-    for (int i = 0; i < rows; i++) {
-      EpochOrder.RowRef ref = order.at(shape.position(start + i));
-      visitor.visit(ref.slice(), ref.row());
+    int count = rowsPerBatch();
+    int[] slices = new int[count];
+    long[] rows = new long[count];
+    locate(batch, slices, rows);
+    for (int i = 0; i < count; i++) {
+      visitor.visit(slices[i], rows[i]);
     }
   }
 }

@@ -96,6 +96,25 @@ class EpochOrderTest {
   }
 
   @Test
+  void locatingRunsOfPositionsAgreesWithOnePositionAtATime() {
+    for (boolean shuffle : new boolean[] {true, false}) {
+      EpochOrder order = new EpochOrder(SLICES, new OrderSettings(8, shuffle, 300, 3), 5);
+      Random random = new Random(8);
+      for (int run = 0; run < 200; run++) {
+        long from = random.nextInt((int) ROWS);
+        int count = random.nextInt((int) (ROWS - from) + 1);
+        int[] slices = new int[count + 2];
+        long[] rows = new long[count + 2];
+        order.locate(from, count, slices, rows, 2);
+        for (int i = 0; i < count; i++) {
+          assertThat(new EpochOrder.RowRef(slices[i + 2], rows[i + 2]))
+              .isEqualTo(order.at(from + i));
+        }
+      }
+    }
+  }
+
+  @Test
   void rejectsANegativeEpoch() {
     assertThatThrownBy(() -> new EpochOrder(SLICES, new OrderSettings(1, true, 10, 2), -1))
         .hasMessageContaining("Invalid epoch: -1");

@@ -52,9 +52,14 @@ final class JobReadPlanner {
             request.worldSize(),
             request.rank());
     boolean[] touched = new boolean[layout.slices().size()];
+    int[] slices = new int[share.rowsPerBatch()];
+    long[] rows = new long[share.rowsPerBatch()];
     long batches = 0;
     for (long k = request.batchFrom(); k < batchTo; k += request.batchStep()) {
-      share.visit(k, (slice, row) -> touched[slice] = true);
+      share.locate(k, slices, rows);
+      for (int slice : slices) {
+        touched[slice] = true;
+      }
       batches++;
     }
     List<FlightEndpoint> endpoints = new ArrayList<>();

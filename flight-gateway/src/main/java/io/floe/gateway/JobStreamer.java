@@ -32,8 +32,9 @@ final class JobStreamer {
       Schema projected,
       ServerStreamListener listener) {
     ReaderPacing.Gate gate = pacing.register(listener);
+    int[] batchSlices = new int[share.rowsPerBatch()];
+    long[] batchRows = new long[share.rowsPerBatch()];
     long[] rows = new long[share.rowsPerBatch()];
-    int[] count = new int[1];
     long sent = 0;
     try (VectorSchemaRoot root = VectorSchemaRoot.create(projected, slice.allocator());
         RowGather gather = new RowGather(slice, projected)) {
@@ -41,15 +42,14 @@ final class JobStreamer {
       listener.setUseZeroCopy(true);
       listener.start(root);
       for (long k = ticket.batchFrom(); k < ticket.batchTo(); k += ticket.batchStep()) {
-        count[0] = 0;
-        share.visit(
-            k,
-            (s, row) -> {
-              if (s == sliceIndex) {
-                rows[count[0]++] = row;
-              }
-            });
-        try (VectorSchemaRoot part = gather.gather(rows, count[0], slice.allocator());
+        share.locate(k, batchSlices, batchRows);
+        int count = 0;
+        for (int i = 0; i < batchSlices.length; i++) {
+          if (batchSlices[i] == sliceIndex) {
+            rows[count++] = batchRows[i];
+          }
+        }
+        try (VectorSchemaRoot part = gather.gather(rows, count, slice.allocator());
             ArrowRecordBatch batch = new VectorUnloader(part).getRecordBatch()) {
           loader.load(batch);
         }
