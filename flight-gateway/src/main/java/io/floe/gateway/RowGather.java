@@ -4,6 +4,7 @@ import io.floe.slice.LoadedSlice;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BaseFixedWidthVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -21,6 +22,9 @@ final class RowGather implements AutoCloseable {
   private final Schema projected;
   private final int[] sourceColumns;
   private final List<VectorSchemaRoot> views;
+
+  /** columnViews[c][b]: the view of projected column c in slice batch b, once loaded. */
+  private final FieldVector[][] columnViews;
 
   RowGather(LoadedSlice slice, Schema projected) {
     this.slice = slice;
@@ -41,28 +45,43 @@ final class RowGather implements AutoCloseable {
       sourceColumns[c] = index;
     }
     this.views = new ArrayList<>(java.util.Collections.nCopies(slice.batches().size(), null));
+    this.columnViews = new FieldVector[sourceColumns.length][slice.batches().size()];
   }
 
   /** A new batch holding rows {@code rows[0..count)} of the slice (slice-relative), in order. */
   VectorSchemaRoot gather(long[] rows, int count, BufferAllocator allocator) {
     VectorSchemaRoot out = VectorSchemaRoot.create(projected, allocator);
     try {
-      List<FieldVector> targets = out.getFieldVectors();
-      if (count > 0) {
-        // Sized to the rows at hand: most parts are small, many are empty, and Arrow's default
-        // capacity (thousands of values per vector) would cost more than the copy.
-        for (FieldVector target : targets) {
-          target.setInitialCapacity(count);
-          target.allocateNew();
-        }
-      }
+      // Where each row is, found once for all columns.
+      int[] batchOf = new int[count];
+      int[] indexIn = new int[count];
       for (int i = 0; i < count; i++) {
         int batch = slice.batchOf(rows[i]);
-        int index = (int) (rows[i] - slice.batchStart(batch));
-        VectorSchemaRoot view = view(batch);
-        for (int c = 0; c < sourceColumns.length; c++) {
-          targets.get(c).copyFromSafe(index, i, view.getVector(sourceColumns[c]));
+        batchOf[i] = batch;
+        indexIn[i] = (int) (rows[i] - slice.batchStart(batch));
+        view(batch);
+      }
+      List<FieldVector> targets = out.getFieldVectors();
+      for (int c = 0; c < sourceColumns.length; c++) {
+        FieldVector target = targets.get(c);
+        // Sized to the rows at hand: most parts are small, and Arrow's default capacity
+        // (thousands of values per vector) would cost more than the copy.
+        // Empty parts are allocated too: IPC expects a list's or string's offset buffer to hold at
+        // least one offset.
+        target.setInitialCapacity(Math.max(1, count));
+        target.allocateNew();
+        FieldVector[] sources = columnViews[c];
+        if (target instanceof BaseFixedWidthVector && count > 0) {
+          // Capacity is already count: no per-value capacity checks needed.
+          for (int i = 0; i < count; i++) {
+            target.copyFrom(indexIn[i], i, sources[batchOf[i]]);
+          }
+        } else {
+          for (int i = 0; i < count; i++) {
+            target.copyFromSafe(indexIn[i], i, sources[batchOf[i]]);
+          }
         }
+        target.setValueCount(count);
       }
       out.setRowCount(count);
       return out;
@@ -72,14 +91,15 @@ final class RowGather implements AutoCloseable {
     }
   }
 
-  private VectorSchemaRoot view(int batch) {
-    VectorSchemaRoot view = views.get(batch);
-    if (view == null) {
-      view = VectorSchemaRoot.create(slice.schema(), slice.allocator());
+  private void view(int batch) {
+    if (views.get(batch) == null) {
+      VectorSchemaRoot view = VectorSchemaRoot.create(slice.schema(), slice.allocator());
       new VectorLoader(view).load(slice.batches().get(batch));
       views.set(batch, view);
+      for (int c = 0; c < sourceColumns.length; c++) {
+        columnViews[c][batch] = view.getVector(sourceColumns[c]);
+      }
     }
-    return view;
   }
 
   @Override
