@@ -388,7 +388,8 @@ public final class FloeProducer extends NoOpFlightProducer {
             ticket.worldSize(),
             ticket.rank());
     Schema projected = JobSchemas.project(slice.schema(), ticket.columns(), ticket.dataset());
-    return new JobStreamer(pacing).stream(slice, sliceIndex, ticket, share, projected, listener);
+    return new JobStreamer(pacing, orders)
+        .stream(slice, sliceIndex, layout.slices().size(), ticket, share, projected, listener);
   }
 
   private static RuntimeException notHeld(String sliceId) {

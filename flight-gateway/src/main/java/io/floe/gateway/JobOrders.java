@@ -17,6 +17,20 @@ final class JobOrders {
 
   private record Key(String layout, OrderSettings order, long epoch) {}
 
+  /** A rank's batch of an epoch order: what a job ticket's streams share. */
+  record BatchKey(
+      String layout,
+      OrderSettings order,
+      long epoch,
+      int batchRows,
+      io.floe.job.TailPolicy tail,
+      int worldSize,
+      int rank,
+      long batch) {}
+
+  private static final int BATCHES_KEPT = 256;
+  private final Map<BatchKey, BatchParts> batches = lru(BATCHES_KEPT);
+
   private final Map<Key, EpochOrder> orders = lru(ORDERS_KEPT);
   private final Map<String, DatasetLayout> layouts = lru(LAYOUTS_KEPT);
 
@@ -36,6 +50,21 @@ final class JobOrders {
   /** The layout with this fingerprint, if this node has seen it lately; else null. */
   synchronized DatasetLayout layout(String fingerprint) {
     return layouts.get(fingerprint);
+  }
+
+  /** The batch's parts by slice, located once for all the streams that serve it. */
+  BatchParts parts(BatchKey key, io.floe.job.RankShare share, int sliceCount) {
+    synchronized (this) {
+      BatchParts known = batches.get(key);
+      if (known != null) {
+        return known;
+      }
+    }
+    BatchParts located = BatchParts.of(share, key.batch(), sliceCount);
+    synchronized (this) {
+      batches.put(key, located);
+    }
+    return located;
   }
 
   EpochOrder order(DatasetLayout layout, OrderSettings order, long epoch) {

@@ -51,14 +51,26 @@ final class JobReadPlanner {
             orders.order(layout, spec.order(), request.epoch()),
             request.worldSize(),
             request.rank());
-    boolean[] touched = new boolean[layout.slices().size()];
-    int[] slices = new int[share.rowsPerBatch()];
-    long[] rows = new long[share.rowsPerBatch()];
+    int sliceCount = layout.slices().size();
+    boolean[] touched = new boolean[sliceCount];
     long batches = 0;
     for (long k = request.batchFrom(); k < batchTo; k += request.batchStep()) {
-      share.locate(k, slices, rows);
-      for (int slice : slices) {
-        touched[slice] = true;
+      // Located here once and kept: the streams of these endpoints on this node reuse them.
+      BatchParts parts =
+          orders.parts(
+              new JobOrders.BatchKey(
+                  job.layout().fingerprint(),
+                  spec.order(),
+                  request.epoch(),
+                  spec.batchRows(),
+                  spec.tail(),
+                  request.worldSize(),
+                  request.rank(),
+                  k),
+              share,
+              sliceCount);
+      for (int s = 0; s < sliceCount; s++) {
+        touched[s] |= parts.touches(s);
       }
       batches++;
     }

@@ -18,23 +18,34 @@ import org.apache.arrow.vector.types.pojo.Schema;
  */
 final class JobStreamer {
   private final ReaderPacing pacing;
+  private final JobOrders orders;
 
-  JobStreamer(ReaderPacing pacing) {
+  JobStreamer(ReaderPacing pacing, JobOrders orders) {
     this.pacing = pacing;
+    this.orders = orders;
   }
 
   /** Sends the batches; answers how many were sent, or -1 if the reader cancelled. */
   long stream(
       LoadedSlice slice,
       int sliceIndex,
+      int sliceCount,
       JobTicket ticket,
       RankShare share,
       Schema projected,
       ServerStreamListener listener) {
     ReaderPacing.Gate gate = pacing.register(listener);
-    int[] batchSlices = new int[share.rowsPerBatch()];
-    long[] batchRows = new long[share.rowsPerBatch()];
-    long[] rows = new long[share.rowsPerBatch()];
+    java.util.function.LongFunction<JobOrders.BatchKey> key =
+        k ->
+            new JobOrders.BatchKey(
+                ticket.layout(),
+                ticket.order(),
+                ticket.epoch(),
+                ticket.batchRows(),
+                ticket.tail(),
+                ticket.worldSize(),
+                ticket.rank(),
+                k);
     long sent = 0;
     try (VectorSchemaRoot root = VectorSchemaRoot.create(projected, slice.allocator());
         RowGather gather = new RowGather(slice, projected)) {
@@ -42,14 +53,13 @@ final class JobStreamer {
       listener.setUseZeroCopy(true);
       listener.start(root);
       for (long k = ticket.batchFrom(); k < ticket.batchTo(); k += ticket.batchStep()) {
-        share.locate(k, batchSlices, batchRows);
-        int count = 0;
-        for (int i = 0; i < batchSlices.length; i++) {
-          if (batchSlices[i] == sliceIndex) {
-            rows[count++] = batchRows[i];
-          }
-        }
-        try (VectorSchemaRoot part = gather.gather(rows, count, slice.allocator());
+        BatchParts parts = orders.parts(key.apply(k), share, sliceCount);
+        try (VectorSchemaRoot part =
+                gather.gather(
+                    parts.rows(),
+                    parts.offset(sliceIndex),
+                    parts.count(sliceIndex),
+                    slice.allocator());
             ArrowRecordBatch batch = new VectorUnloader(part).getRecordBatch()) {
           loader.load(batch);
         }

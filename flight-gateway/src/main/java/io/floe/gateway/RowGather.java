@@ -48,17 +48,21 @@ final class RowGather implements AutoCloseable {
     this.columnViews = new FieldVector[sourceColumns.length][slice.batches().size()];
   }
 
-  /** A new batch holding rows {@code rows[0..count)} of the slice (slice-relative), in order. */
-  VectorSchemaRoot gather(long[] rows, int count, BufferAllocator allocator) {
+  /**
+   * A new batch holding rows {@code rows[offset .. offset + count)} of the slice (slice-relative),
+   * in order.
+   */
+  VectorSchemaRoot gather(long[] rows, int offset, int count, BufferAllocator allocator) {
     VectorSchemaRoot out = VectorSchemaRoot.create(projected, allocator);
     try {
       // Where each row is, found once for all columns.
       int[] batchOf = new int[count];
       int[] indexIn = new int[count];
       for (int i = 0; i < count; i++) {
-        int batch = slice.batchOf(rows[i]);
+        long row = rows[offset + i];
+        int batch = slice.batchOf(row);
         batchOf[i] = batch;
-        indexIn[i] = (int) (rows[i] - slice.batchStart(batch));
+        indexIn[i] = (int) (row - slice.batchStart(batch));
         view(batch);
       }
       List<FieldVector> targets = out.getFieldVectors();
