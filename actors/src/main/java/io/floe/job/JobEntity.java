@@ -321,6 +321,18 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
       ack.replyTo().tell(new AckReply(null, refused));
       return this;
     }
+    if (!epochs.containsKey(ack.epoch()) && epochs.size() >= EPOCHS_KEPT) {
+      // Only leases create epochs once the job keeps its fill: a stray ack must not push out an
+      // epoch that workers are still on.
+      ack.replyTo()
+          .tell(
+              new AckReply(
+                  null,
+                  new Failure(
+                      FailureKind.NOT_FOUND,
+                      String.format("Job '%s' has no epoch %d in progress", jobId, ack.epoch()))));
+      return this;
+    }
     EpochLeases.AckOutcome outcome = book(ack.epoch()).ack(ack.lease(), now());
     if (outcome == EpochLeases.AckOutcome.ACKNOWLEDGED) {
       // Answered once a majority holds it, so that it survives this node.
@@ -390,17 +402,25 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
                 LWWMap.create(),
                 JobDirectory.write(),
                 askReplyTo,
-                map -> map.put(node, jobId, record)),
+                map -> map.put(node, jobId, record.mergedWith(map.getEntries().get(jobId)))),
         response -> new RecordWritten(response instanceof Replicator.UpdateSuccess, replies));
   }
 
   private Behavior<Command> onWritten(RecordWritten written) {
     writing = false;
-    if (!written.ok()) {
-      // Not on a majority yet (members joining or leaving); the local copy spreads by gossip.
-      LOG.warn("Job '{}': its record did not reach a majority in time", jobId);
+    if (written.ok()) {
+      written.replies().forEach(Runnable::run);
+    } else {
+      // Not on a majority (members joining or leaving): answer nothing yet and write again at the
+      // next flush; a worker whose ack times out asks again and is answered then.
+      LOG.warn("Job '{}': its record did not reach a majority in time; writing again", jobId);
+      List<Runnable> retry = new ArrayList<>(written.replies());
+      retry.addAll(unwritten);
+      unwritten = retry;
+      if (unwritten.isEmpty() && spec != null) {
+        unwritten.add(() -> {});
+      }
     }
-    written.replies().forEach(Runnable::run);
     return this;
   }
 

@@ -14,6 +14,30 @@ public record JobRecord(JobSpec spec, PinnedLayout layout, List<EpochAcks> epoch
     epochs = List.copyOf(epochs);
   }
 
+  /**
+   * This record with the acknowledgements of {@code other} added, when both are of the same job
+   * settings: acknowledged batches are never taken back, even by an entity that started from a
+   * stale copy of the record.
+   */
+  public JobRecord mergedWith(JobRecord other) {
+    if (other == null || !other.spec().equals(spec) || !other.layout().equals(layout)) {
+      return this;
+    }
+    java.util.Map<Long, java.util.BitSet> acked = new java.util.TreeMap<>();
+    for (JobRecord record : List.of(this, other)) {
+      for (EpochAcks acks : record.epochs()) {
+        acked
+            .computeIfAbsent(acks.epoch(), e -> new java.util.BitSet())
+            .or(java.util.BitSet.valueOf(acks.acknowledged()));
+      }
+    }
+    List<EpochAcks> merged = new java.util.ArrayList<>();
+    acked.forEach((epoch, bits) -> merged.add(new EpochAcks(epoch, bits.toLongArray())));
+    // Keep the newest epochs, as the entity does.
+    int drop = Math.max(0, merged.size() - JobEntity.EPOCHS_KEPT);
+    return new JobRecord(spec, layout, merged.subList(drop, merged.size()));
+  }
+
   /** An epoch's acknowledged batches as the words of a bit set. */
   public record EpochAcks(long epoch, long[] acknowledged) implements CborSerializable {}
 }

@@ -35,6 +35,9 @@ public record JobSpec(
   /** A window's row permutation is held as an int array: keep it modest. */
   public static final long MAX_WINDOW_ROWS = 1L << 24;
 
+  /** Blocks an epoch may have: its order holds about 24 bytes a block. */
+  public static final long MAX_BLOCKS = 1L << 22;
+
   public static final long MIN_LEASE_TIMEOUT_MILLIS = 100;
   public static final long MAX_LEASE_TIMEOUT_MILLIS = 86_400_000;
   private static final Pattern ID = Pattern.compile("[A-Za-z0-9._-]{1,128}");

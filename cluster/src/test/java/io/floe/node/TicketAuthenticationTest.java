@@ -113,6 +113,9 @@ class TicketAuthenticationTest {
       ObjectNode moreColumns = Json.parseObject(endpoint.getTicket().getBytes(), "ticket");
       moreColumns.putArray("columns").add("id").add("amount");
       assertUnauthenticated(raw, new Ticket(Json.bytes(moreColumns)), "does not match");
+      ObjectNode outOfRange = Json.parseObject(endpoint.getTicket().getBytes(), "ticket");
+      outOfRange.put("batch_rows", 1L << 32);
+      assertUnauthenticated(raw, new Ticket(Json.bytes(outOfRange)), "not one of Floe's");
       ObjectNode unsigned = Json.parseObject(endpoint.getTicket().getBytes(), "ticket");
       unsigned.remove("sig");
       assertUnauthenticated(raw, new Ticket(Json.bytes(unsigned)), "not signed");

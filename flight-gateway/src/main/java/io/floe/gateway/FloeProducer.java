@@ -241,6 +241,17 @@ public final class FloeProducer extends NoOpFlightProducer {
                             + " 'drop' an epoch would have no batch",
                         spec.batchRows(), layout.name(), layout.rows()));
               }
+              long blocks = 0;
+              for (long rows : layout.sliceRowCounts()) {
+                blocks += (rows + spec.blockRows() - 1) / spec.blockRows();
+              }
+              if (blocks > JobSpec.MAX_BLOCKS) {
+                throw new IllegalArgumentException(
+                    String.format(
+                        "Invalid block_rows %d: dataset '%s' would be cut into %d blocks (at most"
+                            + " %d: an epoch's order holds a few bytes per block)",
+                        spec.blockRows(), layout.name(), blocks, JobSpec.MAX_BLOCKS));
+              }
               orders.remember(layout);
               return jobs.register(
                   spec, new PinnedLayout(layout.snapshotId(), layout.fingerprint(), layout.rows()));
@@ -352,6 +363,10 @@ public final class FloeProducer extends NoOpFlightProducer {
 
   private long streamJob(LoadedSlice slice, JobTicket ticket, ServerStreamListener listener) {
     DatasetLayout layout = orders.layout(ticket.layout());
+    if (layout != null && indexOf(layout, ticket.sliceId()) < 0) {
+      // Cached before the dataset was loaded again the same way: same order, new slice ids.
+      layout = null;
+    }
     if (layout == null) {
       DatasetEntity.LayoutReply reply = await(datasets.layout(ticket.dataset())).value();
       if (reply.layout() == null) {
@@ -366,12 +381,7 @@ public final class FloeProducer extends NoOpFlightProducer {
       }
       orders.remember(layout);
     }
-    int sliceIndex = -1;
-    for (int i = 0; i < layout.slices().size(); i++) {
-      if (layout.slices().get(i).sliceId().equals(ticket.sliceId())) {
-        sliceIndex = i;
-      }
-    }
+    int sliceIndex = indexOf(layout, ticket.sliceId());
     if (sliceIndex < 0) {
       throw notHeld(ticket.sliceId());
     }
@@ -390,6 +400,15 @@ public final class FloeProducer extends NoOpFlightProducer {
     Schema projected = JobSchemas.project(slice.schema(), ticket.columns(), ticket.dataset());
     return new JobStreamer(pacing, orders)
         .stream(slice, sliceIndex, layout.slices().size(), ticket, share, projected, listener);
+  }
+
+  private static int indexOf(DatasetLayout layout, String sliceId) {
+    for (int i = 0; i < layout.slices().size(); i++) {
+      if (layout.slices().get(i).sliceId().equals(sliceId)) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   private static RuntimeException notHeld(String sliceId) {

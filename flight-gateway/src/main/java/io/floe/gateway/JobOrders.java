@@ -12,7 +12,7 @@ import java.util.Map;
  * walks every block of the dataset, so each is built once and shared by every stream of the epoch.
  */
 final class JobOrders {
-  private static final int ORDERS_KEPT = 16;
+  private static final int ORDERS_KEPT = 8;
   private static final int LAYOUTS_KEPT = 16;
 
   private record Key(String layout, OrderSettings order, long epoch) {}
@@ -28,8 +28,11 @@ final class JobOrders {
       int rank,
       long batch) {}
 
-  private static final int BATCHES_KEPT = 256;
-  private final Map<BatchKey, BatchParts> batches = lru(BATCHES_KEPT);
+  /** Located batches are kept up to this many rows in all (12 bytes a row while located). */
+  private static final long BATCH_ROWS_KEPT = 4L << 20;
+
+  private final LinkedHashMap<BatchKey, BatchParts> batches = new LinkedHashMap<>(16, 0.75f, true);
+  private long batchRowsHeld;
 
   private final Map<Key, EpochOrder> orders = lru(ORDERS_KEPT);
   private final Map<String, DatasetLayout> layouts = lru(LAYOUTS_KEPT);
@@ -62,7 +65,13 @@ final class JobOrders {
     }
     BatchParts located = BatchParts.of(share, key.batch(), sliceCount);
     synchronized (this) {
-      batches.put(key, located);
+      BatchParts replaced = batches.put(key, located);
+      batchRowsHeld += located.rows().length - (replaced == null ? 0 : replaced.rows().length);
+      var eldest = batches.entrySet().iterator();
+      while (batchRowsHeld > BATCH_ROWS_KEPT && eldest.hasNext()) {
+        batchRowsHeld -= eldest.next().getValue().rows().length;
+        eldest.remove();
+      }
     }
     return located;
   }

@@ -86,7 +86,8 @@ public final class TicketSigner {
       }
       expires = node.get("expires").asLong();
       signature = node.get("sig").asText();
-    } catch (IllegalArgumentException e) {
+    } catch (IllegalArgumentException | ArithmeticException e) {
+      // ArithmeticException: a number altered out of its range.
       throw unauthenticated("ticket is not one of Floe's: " + e.getMessage());
     }
     byte[] expected = signature(parsed, expires).getBytes(StandardCharsets.US_ASCII);
