@@ -75,10 +75,6 @@ final class EpochLeases {
     }
   }
 
-  long epoch() {
-    return epoch;
-  }
-
   long[] acknowledgedWords() {
     return acknowledged.toLongArray();
   }
