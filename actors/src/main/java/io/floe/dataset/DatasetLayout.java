@@ -32,6 +32,16 @@ public record DatasetLayout(
     return slices.stream().mapToLong(SliceRows::rows).sum();
   }
 
+  /** The index of slice {@code sliceId} in plan order, or -1 if the layout has no such slice. */
+  public int indexOf(String sliceId) {
+    for (int i = 0; i < slices.size(); i++) {
+      if (slices.get(i).sliceId().equals(sliceId)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
   /** Each slice's rows, in plan order. */
   public long[] sliceRowCounts() {
     return slices.stream().mapToLong(SliceRows::rows).toArray();

@@ -252,9 +252,10 @@ public final class FloeProducer extends NoOpFlightProducer {
                             + " %d: an epoch's order holds a few bytes per block)",
                         spec.blockRows(), layout.name(), blocks, JobSpec.MAX_BLOCKS));
               }
-              orders.remember(layout);
+              String fingerprint = layout.fingerprint();
+              orders.remember(fingerprint, layout);
               return jobs.register(
-                  spec, new PinnedLayout(layout.snapshotId(), layout.fingerprint(), layout.rows()));
+                  spec, new PinnedLayout(layout.snapshotId(), fingerprint, layout.rows()));
             })
         .thenApply(status -> Json.bytes(JobStatusJson.of(status)));
   }
@@ -363,7 +364,7 @@ public final class FloeProducer extends NoOpFlightProducer {
 
   private long streamJob(LoadedSlice slice, JobTicket ticket, ServerStreamListener listener) {
     DatasetLayout layout = orders.layout(ticket.layout());
-    if (layout != null && indexOf(layout, ticket.sliceId()) < 0) {
+    if (layout != null && layout.indexOf(ticket.sliceId()) < 0) {
       // Cached before the dataset was loaded again the same way: same order, new slice ids.
       layout = null;
     }
@@ -373,15 +374,16 @@ public final class FloeProducer extends NoOpFlightProducer {
         throw FlightErrors.notReady(reply.status());
       }
       layout = reply.layout();
-      if (!layout.fingerprint().equals(ticket.layout())) {
+      String now = layout.fingerprint();
+      if (!now.equals(ticket.layout())) {
         throw FailedPrecondition.of(
             String.format(
                 "Dataset '%s' changed since job '%s' was planned (layout %s, now %s)",
-                layout.name(), ticket.job(), ticket.layout(), layout.fingerprint()));
+                layout.name(), ticket.job(), ticket.layout(), now));
       }
-      orders.remember(layout);
+      orders.remember(now, layout);
     }
-    int sliceIndex = indexOf(layout, ticket.sliceId());
+    int sliceIndex = layout.indexOf(ticket.sliceId());
     if (sliceIndex < 0) {
       throw notHeld(ticket.sliceId());
     }
@@ -394,21 +396,12 @@ public final class FloeProducer extends NoOpFlightProducer {
     RankShare share =
         new RankShare(
             shape,
-            orders.order(layout, ticket.order(), ticket.epoch()),
+            orders.order(ticket.layout(), layout, ticket.order(), ticket.epoch()),
             ticket.worldSize(),
             ticket.rank());
     Schema projected = JobSchemas.project(slice.schema(), ticket.columns(), ticket.dataset());
     return new JobStreamer(pacing, orders)
         .stream(slice, sliceIndex, layout.slices().size(), ticket, share, projected, listener);
-  }
-
-  private static int indexOf(DatasetLayout layout, String sliceId) {
-    for (int i = 0; i < layout.slices().size(); i++) {
-      if (layout.slices().get(i).sliceId().equals(sliceId)) {
-        return i;
-      }
-    }
-    return -1;
   }
 
   private static RuntimeException notHeld(String sliceId) {

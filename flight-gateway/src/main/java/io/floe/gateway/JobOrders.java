@@ -46,8 +46,9 @@ final class JobOrders {
     };
   }
 
-  synchronized void remember(DatasetLayout layout) {
-    layouts.put(layout.fingerprint(), layout);
+  /** Keeps a layout under its fingerprint, which the caller has computed or checked already. */
+  synchronized void remember(String fingerprint, DatasetLayout layout) {
+    layouts.put(fingerprint, layout);
   }
 
   /** The layout with this fingerprint, if this node has seen it lately; else null. */
@@ -76,8 +77,9 @@ final class JobOrders {
     return located;
   }
 
-  EpochOrder order(DatasetLayout layout, OrderSettings order, long epoch) {
-    Key key = new Key(layout.fingerprint(), order, epoch);
+  /** The epoch's order of the layout with this (already checked) fingerprint. */
+  EpochOrder order(String fingerprint, DatasetLayout layout, OrderSettings order, long epoch) {
+    Key key = new Key(fingerprint, order, epoch);
     synchronized (this) {
       EpochOrder known = orders.get(key);
       if (known != null) {

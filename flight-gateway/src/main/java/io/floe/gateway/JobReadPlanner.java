@@ -35,8 +35,9 @@ final class JobReadPlanner {
   FlightInfo plan(
       JobStatus job, DatasetLayout layout, JobReadRequest request, FlightDescriptor descriptor) {
     JobSpec spec = job.spec();
+    String fingerprint = job.layout().fingerprint();
     checkLayout(job, layout);
-    orders.remember(layout);
+    orders.remember(fingerprint, layout);
     EpochShape shape = new EpochShape(layout.rows(), spec.batchRows(), spec.tail());
     long batchTo = request.batchTo() == null ? shape.batches() : request.batchTo();
     if (batchTo > shape.batches()) {
@@ -48,7 +49,7 @@ final class JobReadPlanner {
     RankShare share =
         new RankShare(
             shape,
-            orders.order(layout, spec.order(), request.epoch()),
+            orders.order(fingerprint, layout, spec.order(), request.epoch()),
             request.worldSize(),
             request.rank());
     int sliceCount = layout.slices().size();
@@ -59,7 +60,7 @@ final class JobReadPlanner {
       BatchParts parts =
           orders.parts(
               new JobOrders.BatchKey(
-                  job.layout().fingerprint(),
+                  fingerprint,
                   spec.order(),
                   request.epoch(),
                   spec.batchRows(),
@@ -85,7 +86,7 @@ final class JobReadPlanner {
               layout.name(),
               slice.sliceId(),
               spec.job(),
-              job.layout().fingerprint(),
+              fingerprint,
               request.epoch(),
               spec.order(),
               spec.batchRows(),
@@ -96,7 +97,8 @@ final class JobReadPlanner {
               request.batchFrom(),
               batchTo,
               request.batchStep());
-      endpoints.add(new FlightEndpoint(tickets.sign(ticket), holder(slice.holder())));
+      endpoints.add(
+          new FlightEndpoint(tickets.sign(ticket), ReadPlanner.holder(slice.holder(), self)));
     }
     long records = batches * share.rowsPerBatch();
     double bytesPerRow = layout.rows() == 0 ? 0 : (double) layout.bytes() / layout.rows();
@@ -113,20 +115,13 @@ final class JobReadPlanner {
   /** A job's order is a function of the layout it was registered on: refuse any other. */
   static void checkLayout(JobStatus job, DatasetLayout layout) {
     String pinned = job.layout().fingerprint();
-    if (!pinned.equals(layout.fingerprint())) {
+    String now = layout.fingerprint();
+    if (!pinned.equals(now)) {
       throw FailedPrecondition.of(
           String.format(
               "Dataset '%s' changed since job '%s' was registered (layout %s, now %s); register"
                   + " a new job to read it",
-              layout.name(), job.spec().job(), pinned, layout.fingerprint()));
-    }
-  }
-
-  private Location holder(String holder) {
-    try {
-      return new Location(holder);
-    } catch (java.net.URISyntaxException | RuntimeException e) {
-      return self;
+              layout.name(), job.spec().job(), pinned, now));
     }
   }
 }

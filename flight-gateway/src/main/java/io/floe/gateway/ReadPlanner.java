@@ -37,7 +37,7 @@ final class ReadPlanner {
     double bytes = 0;
     for (DatasetLayout.SlicePart part : layout.parts(range[0], range[1])) {
       FloeTicket ticket = new FloeTicket(layout.name(), part.sliceId(), part.from(), part.to());
-      endpoints.add(new FlightEndpoint(tickets.sign(ticket), holder(part)));
+      endpoints.add(new FlightEndpoint(tickets.sign(ticket), holder(part.holder(), self)));
       DatasetLayout.SliceRows slice = slice(layout, part.sliceId());
       bytes += slice.rows() == 0 ? 0 : (double) slice.bytes() * part.rows() / slice.rows();
     }
@@ -48,21 +48,20 @@ final class ReadPlanner {
         .build();
   }
 
-  /** The node holding the part, or this node when the holder is unknown. */
-  private Location holder(DatasetLayout.SlicePart part) {
+  /** The node holding a slice, or {@code self} when the holder is unknown or unreadable. */
+  static Location holder(String holder, Location self) {
     try {
-      return new Location(part.holder());
+      return new Location(holder);
     } catch (java.net.URISyntaxException | RuntimeException e) {
       return self;
     }
   }
 
   private static DatasetLayout.SliceRows slice(DatasetLayout layout, String sliceId) {
-    for (DatasetLayout.SliceRows slice : layout.slices()) {
-      if (slice.sliceId().equals(sliceId)) {
-        return slice;
-      }
+    int index = layout.indexOf(sliceId);
+    if (index < 0) {
+      throw new IllegalStateException("Slice " + sliceId + " missing from layout");
     }
-    throw new IllegalStateException("Slice " + sliceId + " missing from layout");
+    return layout.slices().get(index);
   }
 }
