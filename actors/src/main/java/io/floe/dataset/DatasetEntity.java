@@ -1,5 +1,6 @@
 package io.floe.dataset;
 
+import io.floe.ddata.RecordReads;
 import io.floe.iceberg.ScanPlan;
 import io.floe.node.NodeResources;
 import io.floe.serialization.CborSerializable;
@@ -181,18 +182,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
       ReplicatorMessageAdapter<Command, LWWMap<String, DatasetRecord>> replicator,
       String name,
       Replicator.ReadConsistency consistency) {
-    boolean local = consistency instanceof Replicator.ReadLocal$;
-    replicator.askGet(
-        askReplyTo -> new Replicator.Get<>(DatasetDirectory.KEY, consistency, askReplyTo),
-        response -> {
-          if (response instanceof Replicator.GetSuccess) {
-            LWWMap<String, DatasetRecord> map =
-                ((Replicator.GetSuccess<LWWMap<String, DatasetRecord>>) response)
-                    .get(DatasetDirectory.KEY);
-            return new RecordRead(map.getEntries().get(name), false, local);
-          }
-          return new RecordRead(null, !(response instanceof Replicator.NotFound), local);
-        });
+    RecordReads.ask(replicator, DatasetDirectory.KEY, name, consistency, RecordRead::new);
   }
 
   private final String name;

@@ -2,6 +2,7 @@ package io.floe.job;
 
 import io.floe.dataset.Failure;
 import io.floe.dataset.FailureKind;
+import io.floe.ddata.RecordReads;
 import io.floe.serialization.CborSerializable;
 import java.util.ArrayList;
 import java.util.List;
@@ -150,17 +151,7 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
       ReplicatorMessageAdapter<Command, LWWMap<String, JobRecord>> replicator,
       String jobId,
       Replicator.ReadConsistency consistency) {
-    boolean local = consistency instanceof Replicator.ReadLocal$;
-    replicator.askGet(
-        askReplyTo -> new Replicator.Get<>(JobDirectory.KEY, consistency, askReplyTo),
-        response -> {
-          if (response instanceof Replicator.GetSuccess) {
-            LWWMap<String, JobRecord> map =
-                ((Replicator.GetSuccess<LWWMap<String, JobRecord>>) response).get(JobDirectory.KEY);
-            return new RecordRead(map.getEntries().get(jobId), false, local);
-          }
-          return new RecordRead(null, !(response instanceof Replicator.NotFound), local);
-        });
+    RecordReads.ask(replicator, JobDirectory.KEY, jobId, consistency, RecordRead::new);
   }
 
   private final String jobId;
