@@ -20,8 +20,6 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -39,8 +37,7 @@ class DynamicJobTest {
   private static final int BATCH_ROWS = 80;
   private static final String DATASET = "events";
 
-  private FloeNode node;
-  private BufferAllocator allocator;
+  private ClientNode serving;
   private FloeClient client;
   private List<Long> globalOrder;
 
@@ -50,19 +47,15 @@ class DynamicJobTest {
         IcebergTestTables.in(dir)
             .create("events", TestRows.EVENTS)
             .appendFiles(2, ROWS / 2, TestRows.events(13));
-    node = TestNodes.start();
-    allocator = new RootAllocator();
-    client = FloeClient.connect(allocator, node.location());
+    serving = ClientNode.start();
+    client = serving.client();
     client.load(new LoadRequest(DatasetSpec.of(DATASET, table.metadataLocation()), true));
     globalOrder = JobReads.globalOrder(client, DATASET);
   }
 
   @AfterAll
   void stop() throws Exception {
-    client.close();
-    assertThat(allocator.getAllocatedMemory()).as(allocator.toVerboseString()).isZero();
-    allocator.close();
-    node.close();
+    serving.close();
   }
 
   private static JobOptions.Builder dynamic(String id) {

@@ -17,8 +17,6 @@ import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightRuntimeException;
 import org.apache.arrow.flight.FlightStatusCode;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -34,8 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
 class JobBadInputTest {
   private static final String DATASET = "events";
 
-  private FloeNode node;
-  private BufferAllocator allocator;
+  private ClientNode serving;
   private FloeClient client;
   private FlightClient raw;
 
@@ -45,10 +42,9 @@ class JobBadInputTest {
         IcebergTestTables.in(dir)
             .create("events", TestRows.EVENTS)
             .appendFiles(1, 1_000, TestRows.events(4));
-    node = TestNodes.start();
-    allocator = new RootAllocator();
-    client = FloeClient.connect(allocator, node.location());
-    raw = FlightClient.builder(allocator, node.location()).build();
+    serving = ClientNode.start();
+    client = serving.client();
+    raw = FlightClient.builder(serving.allocator(), serving.location()).build();
     client.load(new LoadRequest(DatasetSpec.of(DATASET, table.metadataLocation()), true));
     client.registerJob(JobOptions.builder("good", DATASET, 96).seed(1).build());
   }
@@ -56,10 +52,7 @@ class JobBadInputTest {
   @AfterAll
   void stop() throws Exception {
     raw.close();
-    client.close();
-    assertThat(allocator.getAllocatedMemory()).isZero();
-    allocator.close();
-    node.close();
+    serving.close();
   }
 
   private static void assertStatus(ThrowingCallable call, FlightStatusCode code, String... parts) {

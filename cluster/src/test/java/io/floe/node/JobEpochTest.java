@@ -20,8 +20,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -44,8 +42,7 @@ class JobEpochTest {
   private static final String DATASET = "events";
   private static final int[] WORLD_SIZES = {1, 2, 3, 4, 6};
 
-  private FloeNode node;
-  private BufferAllocator allocator;
+  private ClientNode serving;
   private FloeClient client;
   private List<Long> globalOrder;
 
@@ -55,9 +52,8 @@ class JobEpochTest {
         IcebergTestTables.in(dir)
             .create("events", TestRows.EVENTS)
             .appendFiles(4, ROWS / 4, TestRows.events(5));
-    node = TestNodes.start();
-    allocator = new RootAllocator();
-    client = FloeClient.connect(allocator, node.location());
+    serving = ClientNode.start();
+    client = serving.client();
     assertThat(
             client
                 .load(
@@ -73,10 +69,7 @@ class JobEpochTest {
 
   @AfterAll
   void stop() throws Exception {
-    client.close();
-    assertThat(allocator.getAllocatedMemory()).as(allocator.toVerboseString()).isZero();
-    allocator.close();
-    node.close();
+    serving.close();
   }
 
   private JobOptions.Builder job(String id, int batchRows) {

@@ -15,8 +15,6 @@ import io.floe.testing.TestRows;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -39,8 +37,7 @@ class JobTailTest {
   private static final int REST = ROWS % BATCH_ROWS;
   private static final String DATASET = "events";
 
-  private FloeNode node;
-  private BufferAllocator allocator;
+  private ClientNode serving;
   private FloeClient client;
   private List<Long> globalOrder;
 
@@ -50,9 +47,8 @@ class JobTailTest {
         IcebergTestTables.in(dir)
             .create("events", TestRows.EVENTS)
             .appendFiles(3, ROWS / 3, TestRows.events(8));
-    node = TestNodes.start();
-    allocator = new RootAllocator();
-    client = FloeClient.connect(allocator, node.location());
+    serving = ClientNode.start();
+    client = serving.client();
     client.load(new LoadRequest(DatasetSpec.of(DATASET, table.metadataLocation()), true));
     globalOrder = JobReads.globalOrder(client, DATASET);
     assertThat(globalOrder).hasSize(ROWS);
@@ -61,10 +57,7 @@ class JobTailTest {
 
   @AfterAll
   void stop() throws Exception {
-    client.close();
-    assertThat(allocator.getAllocatedMemory()).as(allocator.toVerboseString()).isZero();
-    allocator.close();
-    node.close();
+    serving.close();
   }
 
   @Test

@@ -21,8 +21,6 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
@@ -42,8 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
 class JobsSharingADatasetTest {
   private static final String DATASET = "all_types";
 
-  private FloeNode node;
-  private BufferAllocator allocator;
+  private ClientNode serving;
   private FloeClient client;
   private Map<Long, Record> table;
 
@@ -55,9 +52,8 @@ class JobsSharingADatasetTest {
             .appendFiles(3, 2_000, TestRows.allTypes(31));
     // Larger slices than the test default: a job stream sends one record batch per listed batch
     // whether or not its slice holds rows of it, so every slice costs every batch some work.
-    node = TestNodes.start("floe.load.slice-target-size = 160KiB");
-    allocator = new RootAllocator();
-    client = FloeClient.connect(allocator, node.location());
+    serving = ClientNode.start("floe.load.slice-target-size = 160KiB");
+    client = serving.client();
     client.load(
         new LoadRequest(
             DatasetSpec.of(DATASET, written.metadataLocation()).withBatchRows(700), true));
@@ -70,10 +66,7 @@ class JobsSharingADatasetTest {
 
   @AfterAll
   void stop() throws Exception {
-    client.close();
-    assertThat(allocator.getAllocatedMemory()).as(allocator.toVerboseString()).isZero();
-    allocator.close();
-    node.close();
+    serving.close();
   }
 
   @Test
