@@ -72,6 +72,8 @@ def test_status_list_and_cluster(client, sample):
     cluster = client.cluster()
     assert cluster["self"] in [m["address"] for m in cluster["members"]]
     assert cluster["unreachable"] == []
+    assert (cluster["data_nodes_up"], cluster["min_data_nodes"]) == (1, 1)
+    assert "warning" not in cluster
 
 
 def test_columns_filter_and_drop(client, sample_table):

@@ -13,7 +13,7 @@ from floe import FloeClient, JobSpec
 from conftest import ROWS, Node, free_port
 
 SETTINGS = {
-    "pekko.cluster.role.data.min-nr-of-members": "2",
+    "pekko.cluster.role.data.min-nr-of-members": "1",
     "pekko.cluster.sharding.rebalance-interval": "2s",
     "floe.load.slice-target-size": "256KiB",
     "floe.load.retire-linger": "10s",

@@ -10,9 +10,11 @@ import org.apache.pekko.cluster.typed.Cluster;
 /** The cluster's members as this node sees them, for the {@code cluster} action. */
 final class ClusterView {
   private final Cluster cluster;
+  private final ShardingQuorum quorum;
 
-  ClusterView(ActorSystem<?> system) {
+  ClusterView(ActorSystem<?> system, ShardingQuorum quorum) {
     this.cluster = Cluster.get(system);
+    this.quorum = quorum;
   }
 
   ObjectNode toJson() {
@@ -28,6 +30,9 @@ final class ClusterView {
     }
     ArrayNode unreachable = node.putArray("unreachable");
     cluster.state().getUnreachable().forEach(m -> unreachable.add(m.address().toString()));
+    node.put("data_nodes_up", quorum.up());
+    node.put("min_data_nodes", quorum.minimum());
+    quorum.shortfall().ifPresent(why -> node.put("warning", why));
     return node;
   }
 }

@@ -3,6 +3,7 @@ package io.floe.gateway;
 import io.floe.dataset.DatasetStatus;
 import io.floe.dataset.Failure;
 import io.floe.dataset.FailureKind;
+import java.util.Optional;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
@@ -36,6 +37,14 @@ public final class FlightErrors {
 
   /** The error for reading a dataset that is not READY. */
   public static RuntimeException notReady(DatasetStatus status) {
+    return notReady(status, Optional.empty());
+  }
+
+  /**
+   * The error for reading a dataset that is not READY, with what may keep it from becoming ready
+   * (said only while it is still on its way).
+   */
+  public static RuntimeException notReady(DatasetStatus status, Optional<String> obstacle) {
     switch (status.state()) {
       case ABSENT:
         return CallStatus.NOT_FOUND
@@ -49,8 +58,9 @@ public final class FlightErrors {
       default:
         return FailedPrecondition.of(
             String.format(
-                "Dataset '%s' is not ready: %s, %d of %d slices loaded",
-                status.name(), status.state(), status.slicesLoaded(), status.slicesTotal()));
+                    "Dataset '%s' is not ready: %s, %d of %d slices loaded",
+                    status.name(), status.state(), status.slicesLoaded(), status.slicesTotal())
+                + obstacle.map(why -> "; " + why).orElse(""));
     }
   }
 

@@ -28,6 +28,7 @@ import io.floe.ticket.FloeTicket;
 import io.floe.ticket.JobTicket;
 import io.floe.ticket.SignedTicket;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -37,6 +38,8 @@ import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.Criteria;
 import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightInfo;
+import org.apache.arrow.flight.FlightRuntimeException;
+import org.apache.arrow.flight.FlightStatusCode;
 import org.apache.arrow.flight.NoOpFlightProducer;
 import org.apache.arrow.flight.Result;
 import org.apache.arrow.flight.Ticket;
@@ -85,6 +88,7 @@ public final class FloeProducer extends NoOpFlightProducer {
   private final JobReadPlanner jobPlanner;
   private final ReaderPacing pacing;
   private final ClusterView clusterView;
+  private final ShardingQuorum quorum;
   private final AtomicLong streams = new AtomicLong();
 
   public FloeProducer(DatasetQueries datasets, SliceStore slices, GatewaySettings settings) {
@@ -95,7 +99,8 @@ public final class FloeProducer extends NoOpFlightProducer {
     this.jobs = new JobQueries(datasets.system(), settings);
     this.jobPlanner = new JobReadPlanner(settings.advertised(), settings.tickets(), orders);
     this.pacing = new ReaderPacing(settings.stallTimeout());
-    this.clusterView = new ClusterView(datasets.system());
+    this.quorum = new ShardingQuorum(datasets.system());
+    this.clusterView = new ClusterView(datasets.system(), quorum);
   }
 
   @Override
@@ -110,13 +115,13 @@ public final class FloeProducer extends NoOpFlightProducer {
     try {
       answer = act(action);
     } catch (RuntimeException e) {
-      listener.onError(FlightErrors.wrap(e));
+      listener.onError(failure(e));
       return;
     }
     answer.whenComplete(
         (body, error) -> {
           if (error != null) {
-            listener.onError(FlightErrors.wrap(error));
+            listener.onError(failure(error));
           } else {
             listener.onNext(new Result(body));
             listener.onCompleted();
@@ -231,7 +236,7 @@ public final class FloeProducer extends NoOpFlightProducer {
             answer -> {
               DatasetLayout layout = answer.value().layout();
               if (layout == null) {
-                throw FlightErrors.notReady(answer.value().status());
+                throw notReady(answer.value().status());
               }
               JobSchemas.project(JobSchemas.of(layout), spec.columns(), layout.name());
               if (spec.tail() == TailPolicy.DROP && layout.rows() < spec.batchRows()) {
@@ -293,7 +298,7 @@ public final class FloeProducer extends NoOpFlightProducer {
       }
       listener.onCompleted();
     } catch (RuntimeException e) {
-      listener.onError(FlightErrors.wrap(e));
+      listener.onError(failure(e));
     }
   }
 
@@ -308,7 +313,7 @@ public final class FloeProducer extends NoOpFlightProducer {
       }
       return info(request(descriptor), descriptor);
     } catch (RuntimeException e) {
-      throw FlightErrors.wrap(e);
+      throw failure(e);
     }
   }
 
@@ -327,7 +332,7 @@ public final class FloeProducer extends NoOpFlightProducer {
   private FlightInfo info(ReadRequest request, FlightDescriptor descriptor) {
     DatasetEntity.LayoutReply reply = await(datasets.layout(request.dataset())).value();
     if (reply.layout() == null) {
-      throw FlightErrors.notReady(reply.status());
+      throw notReady(reply.status());
     }
     return planner.plan(reply.layout(), request, descriptor);
   }
@@ -336,9 +341,31 @@ public final class FloeProducer extends NoOpFlightProducer {
     JobStatus job = await(jobs.status(request.job()));
     DatasetEntity.LayoutReply reply = await(datasets.layout(job.spec().dataset())).value();
     if (reply.layout() == null) {
-      throw FlightErrors.notReady(reply.status());
+      throw notReady(reply.status());
     }
     return jobPlanner.plan(job, reply.layout(), request, descriptor);
+  }
+
+  private RuntimeException notReady(DatasetStatus status) {
+    return FlightErrors.notReady(status, quorum.shortfall());
+  }
+
+  /**
+   * Any failure as the Flight error the client sees. A cluster that did not answer in time may be
+   * one whose sharding cannot place the entity asked: say so when that is possible.
+   */
+  private RuntimeException failure(Throwable error) {
+    RuntimeException wrapped = FlightErrors.wrap(error);
+    Optional<String> obstacle;
+    if (wrapped instanceof FlightRuntimeException flight
+        && flight.status().code() == FlightStatusCode.TIMED_OUT
+        && (obstacle = quorum.shortfall()).isPresent()) {
+      return CallStatus.TIMED_OUT
+          .withDescription(flight.status().description() + "; " + obstacle.get())
+          .withCause(flight.getCause())
+          .toRuntimeException();
+    }
+    return wrapped;
   }
 
   @Override
@@ -358,7 +385,7 @@ public final class FloeProducer extends NoOpFlightProducer {
       }
     } catch (RuntimeException e) {
       LOG.debug("Stream {} failed: {}", id, e.toString());
-      listener.error(FlightErrors.wrap(e));
+      listener.error(failure(e));
     }
   }
 
@@ -371,7 +398,7 @@ public final class FloeProducer extends NoOpFlightProducer {
     if (layout == null) {
       DatasetEntity.LayoutReply reply = await(datasets.layout(ticket.dataset())).value();
       if (reply.layout() == null) {
-        throw FlightErrors.notReady(reply.status());
+        throw notReady(reply.status());
       }
       layout = reply.layout();
       String now = layout.fingerprint();

@@ -1,0 +1,61 @@
+package io.floe.node;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.floe.client.FloeClient;
+import org.apache.arrow.flight.FlightRuntimeException;
+import org.apache.arrow.flight.FlightStatusCode;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Sharding places nothing while fewer data nodes are Up than its configured minimum. A node in that
+ * state says so, in the {@code cluster} action and in the errors of calls that need sharding,
+ * instead of only timing out.
+ */
+class ShardingQuorumTest {
+  @Test
+  void aNodeBelowTheShardingMinimumSaysWhyTheClusterDoesNotAnswer() throws Exception {
+    try (FloeNode node =
+            TestNodes.start(
+                "pekko.cluster.role.data.min-nr-of-members = 2\nfloe.gateway.ask-timeout = 2s");
+        BufferAllocator allocator = new RootAllocator();
+        FloeClient client = FloeClient.connect(allocator, node.location())) {
+      JsonNode cluster = client.cluster();
+      assertThat(cluster.path("min_data_nodes").asInt()).isEqualTo(2);
+      assertThat(cluster.path("data_nodes_up").asInt()).isZero();
+      assertThat(cluster.path("warning").asText())
+          .contains("only 0 data nodes are Up")
+          .contains("pekko.cluster.role.data.min-nr-of-members = 2");
+
+      assertThatThrownBy(() -> client.status("events"))
+          .isInstanceOfSatisfying(
+              FlightRuntimeException.class,
+              e -> {
+                assertThat(e.status().code()).isEqualTo(FlightStatusCode.TIMED_OUT);
+                assertThat(e.status().description())
+                    .contains("did not answer in time")
+                    .contains("only 0 data nodes are Up");
+              });
+      // The node went on serving: the cluster action still answers.
+      assertThat(client.cluster().path("self").asText()).isNotEmpty();
+    }
+  }
+
+  @Test
+  void aNodeAtTheMinimumHasNoWarning() throws Exception {
+    try (FloeNode node = TestNodes.start();
+        BufferAllocator allocator = new RootAllocator();
+        FloeClient client = FloeClient.connect(allocator, node.location())) {
+      Awaitility.await().until(() -> client.cluster().path("data_nodes_up").asInt() == 1);
+      JsonNode cluster = client.cluster();
+      assertThat(cluster.path("min_data_nodes").asInt()).isEqualTo(1);
+      assertThat(cluster.has("warning")).isFalse();
+      assertThat(client.status("events").path("state").asText()).isEqualTo("ABSENT");
+    }
+  }
+}
