@@ -42,11 +42,19 @@ def two_nodes(classpath, sample_table, tmp_path):
 
 
 def load_spread(address, table, name):
-    """Loads the table over both nodes; answers the node that holds the dataset's own entity."""
+    """Loads the table and waits until both nodes hold slices of it; answers the slices per node.
+
+    With a sharding minimum of 1, a node that is Up but whose shard region has not yet registered
+    gets no slice at first; the rebalance (every 2 s here) then moves some to it."""
     with FloeClient(address, timeout=120) as client:
         assert client.load(name, str(table), columns=["id"], batch_rows=500)["state"] == "READY"
-        info = client.plan(name)
-        return collections.Counter(e.locations[0].uri.decode() for e in info.endpoints)
+        deadline = time.monotonic() + 90
+        while True:
+            info = client.plan(name)
+            holders = collections.Counter(e.locations[0].uri.decode() for e in info.endpoints)
+            if len(holders) == 2 or time.monotonic() > deadline:
+                return holders
+            time.sleep(0.5)
 
 
 def entity_holder(nodes, name):

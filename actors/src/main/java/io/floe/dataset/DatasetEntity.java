@@ -512,7 +512,8 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     get.replyTo()
         .tell(
             new LayoutReply(
-                new DatasetLayout(name, plan.snapshotId(), plan.arrowSchemaJson(), rows),
+                new DatasetLayout(
+                    name, plan.snapshotId(), spec.filter(), plan.arrowSchemaJson(), rows),
                 status()));
     return this;
   }

@@ -10,7 +10,7 @@ import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
  * at most a partial slice at each end.
  */
 public record DatasetLayout(
-    String name, long snapshotId, String arrowSchemaJson, List<SliceRows> slices)
+    String name, long snapshotId, String rowFilter, String arrowSchemaJson, List<SliceRows> slices)
     implements CborSerializable {
 
   /** One slice: its entity id, rows, Arrow bytes, and the Flight location of its holder. */
@@ -48,11 +48,12 @@ public record DatasetLayout(
   }
 
   /**
-   * A short digest of what fixes the global row order: the dataset, its snapshot and schema, and
-   * every slice's rows in plan order. Not where slices are held, and not the load generation in
-   * slice ids, so a dataset loaded again from the same snapshot and spec (after a drop or a
-   * whole-cluster restart) keeps its fingerprint, and its jobs and saved resumption states stay
-   * valid. Equal fingerprints mean equal global orders.
+   * A short digest of what fixes the global row order: the dataset, its snapshot, row filter and
+   * schema, and every slice's rows in plan order. Not where slices are held, and not the load
+   * generation in slice ids, so a dataset loaded again from the same snapshot and spec (after a
+   * drop or a whole-cluster restart) keeps its fingerprint, and its jobs and saved resumption
+   * states stay valid. Equal fingerprints mean equal global orders of the same rows; the filter is
+   * in it because two filters can leave every slice with the same number of other rows.
    */
   public String fingerprint() {
     try {
@@ -62,6 +63,8 @@ public record DatasetLayout(
               .append(name)
               .append('\n')
               .append(snapshotId)
+              .append('\n')
+              .append(rowFilter)
               .append('\n')
               .append(arrowSchemaJson);
       for (SliceRows slice : slices) {
