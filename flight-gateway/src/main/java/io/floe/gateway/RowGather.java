@@ -26,6 +26,9 @@ final class RowGather implements AutoCloseable {
   /** columnViews[c][b]: the view of projected column c in slice batch b, once loaded. */
   private final FieldVector[][] columnViews;
 
+  /** direct[c]: the direct copier of projected column c, or null where Arrow's copy is used. */
+  private final ColumnGather[] direct;
+
   RowGather(LoadedSlice slice, Schema projected) {
     this.slice = slice;
     this.projected = projected;
@@ -46,6 +49,7 @@ final class RowGather implements AutoCloseable {
     }
     this.views = new ArrayList<>(java.util.Collections.nCopies(slice.batches().size(), null));
     this.columnViews = new FieldVector[sourceColumns.length][slice.batches().size()];
+    this.direct = new ColumnGather[sourceColumns.length];
   }
 
   /**
@@ -68,6 +72,10 @@ final class RowGather implements AutoCloseable {
       List<FieldVector> targets = out.getFieldVectors();
       for (int c = 0; c < sourceColumns.length; c++) {
         FieldVector target = targets.get(c);
+        if (direct[c] != null) {
+          direct[c].gather(target, batchOf, indexIn, count);
+          continue;
+        }
         // Sized to the rows at hand: most parts are small, and Arrow's default capacity
         // (thousands of values per vector) would cost more than the copy.
         // Empty parts are allocated too: IPC expects a list's or string's offset buffer to hold at
@@ -101,7 +109,14 @@ final class RowGather implements AutoCloseable {
       new VectorLoader(view).load(slice.batches().get(batch));
       views.set(batch, view);
       for (int c = 0; c < sourceColumns.length; c++) {
-        columnViews[c][batch] = view.getVector(sourceColumns[c]);
+        FieldVector column = view.getVector(sourceColumns[c]);
+        columnViews[c][batch] = column;
+        if (ColumnGather.handles(column)) {
+          if (direct[c] == null) {
+            direct[c] = new ColumnGather(views.size());
+          }
+          direct[c].add(batch, column);
+        }
       }
     }
   }

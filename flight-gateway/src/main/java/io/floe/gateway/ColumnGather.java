@@ -1,0 +1,135 @@
+package io.floe.gateway;
+
+import org.apache.arrow.memory.util.MemoryUtil;
+import org.apache.arrow.util.Preconditions;
+import org.apache.arrow.vector.BaseFixedWidthVector;
+import org.apache.arrow.vector.BaseVariableWidthVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.FieldVector;
+
+/**
+ * Copies chosen values of one column, drawn from several source batches, into a new vector by
+ * addressing the buffers directly. A shuffled job part picks rows at random from a slice, so there
+ * are no runs to copy in bulk; what costs is the per-value overhead of Arrow's {@code copyFrom}
+ * (type checks, bounds checks, capacity checks and reallocations). Here the target is sized exactly
+ * once (for strings and binaries, from the sum of the chosen values' lengths) and each value is one
+ * load and one store. Only flat fixed-width (not bit-packed) and 32-bit-offset variable-width
+ * vectors are handled; {@link #handles} says which.
+ *
+ * <p>One instance serves one column of one slice: it keeps the buffer addresses of each source
+ * batch, and whether it has nulls, from when the batch is first viewed (slices are immutable).
+ */
+final class ColumnGather {
+  private final long[] sourceData;
+  private final long[] sourceOffsets;
+  private final long[] sourceValidity;
+  private final boolean[] noNulls;
+
+  /** For a column of a slice of {@code batches} batches. */
+  ColumnGather(int batches) {
+    sourceData = new long[batches];
+    sourceOffsets = new long[batches];
+    sourceValidity = new long[batches];
+    noNulls = new boolean[batches];
+  }
+
+  /** Whether {@link #gather} can fill {@code target}. */
+  static boolean handles(FieldVector target) {
+    return (target instanceof BaseFixedWidthVector && !(target instanceof BitVector))
+        || target instanceof BaseVariableWidthVector;
+  }
+
+  /** Notes where batch {@code b}'s values of this column are; {@code source} is one it handles. */
+  void add(int b, FieldVector source) {
+    noNulls[b] = source.getNullCount() == 0;
+    sourceData[b] = source.getDataBuffer().memoryAddress();
+    sourceValidity[b] = noNulls[b] ? 0 : source.getValidityBuffer().memoryAddress();
+    if (source instanceof BaseVariableWidthVector) {
+      sourceOffsets[b] = source.getOffsetBuffer().memoryAddress();
+    }
+  }
+
+  /**
+   * Fills {@code target} (new, unallocated) with {@code count} values: value {@code i} is batch
+   * {@code batchOf[i]}'s value at {@code indexIn[i]}. Every batch referenced was {@link #add}ed.
+   */
+  void gather(FieldVector target, int[] batchOf, int[] indexIn, int count) {
+    if (target instanceof BaseVariableWidthVector variable) {
+      variableWidth(variable, batchOf, indexIn, count);
+    } else {
+      fixedWidth((BaseFixedWidthVector) target, batchOf, indexIn, count);
+    }
+    target.setValueCount(count);
+  }
+
+  private void fixedWidth(BaseFixedWidthVector target, int[] batchOf, int[] indexIn, int count) {
+    int width = target.getTypeWidth();
+    target.allocateNew(Math.max(1, count));
+    long data = target.getDataBuffer().memoryAddress();
+    long validity = target.getValidityBuffer().memoryAddress();
+    for (int i = 0; i < count; i++) {
+      int b = batchOf[i];
+      int j = indexIn[i];
+      if (isNull(b, j)) {
+        continue;
+      }
+      setBit(validity, i);
+      long source = sourceData[b] + (long) j * width;
+      long destination = data + (long) i * width;
+      switch (width) {
+        case 8 -> MemoryUtil.putLong(destination, MemoryUtil.getLong(source));
+        case 4 -> MemoryUtil.putInt(destination, MemoryUtil.getInt(source));
+        case 2 -> MemoryUtil.putShort(destination, MemoryUtil.getShort(source));
+        case 1 -> MemoryUtil.putByte(destination, MemoryUtil.getByte(source));
+        default -> MemoryUtil.copyMemory(source, destination, width);
+      }
+    }
+  }
+
+  private void variableWidth(
+      BaseVariableWidthVector target, int[] batchOf, int[] indexIn, int count) {
+    int width = BaseVariableWidthVector.OFFSET_WIDTH;
+    long bytes = 0;
+    for (int i = 0; i < count; i++) {
+      if (!isNull(batchOf[i], indexIn[i])) {
+        bytes += length(batchOf[i], indexIn[i]);
+      }
+    }
+    Preconditions.checkState(
+        bytes <= Integer.MAX_VALUE, "A part of %s bytes does not fit 32-bit offsets", bytes);
+    target.allocateNew(Math.max(1, bytes), Math.max(1, count));
+    long data = target.getDataBuffer().memoryAddress();
+    long offsets = target.getOffsetBuffer().memoryAddress();
+    long validity = target.getValidityBuffer().memoryAddress();
+    int end = 0;
+    MemoryUtil.putInt(offsets, 0);
+    for (int i = 0; i < count; i++) {
+      int b = batchOf[i];
+      int j = indexIn[i];
+      if (!isNull(b, j)) {
+        setBit(validity, i);
+        int start = MemoryUtil.getInt(sourceOffsets[b] + (long) j * width);
+        int length = length(b, j);
+        MemoryUtil.copyMemory(sourceData[b] + start, data + end, length);
+        end += length;
+      }
+      MemoryUtil.putInt(offsets + (long) (i + 1) * width, end);
+    }
+    // Every offset is written: without this, setValueCount would "fill holes" over them.
+    target.setLastSet(count - 1);
+  }
+
+  private static void setBit(long validity, int i) {
+    long at = validity + (i >> 3);
+    MemoryUtil.putByte(at, (byte) (MemoryUtil.getByte(at) | (1 << (i & 7))));
+  }
+
+  private boolean isNull(int b, int j) {
+    return !noNulls[b] && (MemoryUtil.getByte(sourceValidity[b] + (j >> 3)) & (1 << (j & 7))) == 0;
+  }
+
+  private int length(int b, int j) {
+    long at = sourceOffsets[b] + (long) j * BaseVariableWidthVector.OFFSET_WIDTH;
+    return MemoryUtil.getInt(at + BaseVariableWidthVector.OFFSET_WIDTH) - MemoryUtil.getInt(at);
+  }
+}
