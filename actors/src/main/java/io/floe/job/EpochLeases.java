@@ -15,6 +15,14 @@ import java.util.Map;
  * lives inside one job entity.
  */
 final class EpochLeases {
+  /**
+   * How many of the latest acknowledgements an epoch remembers by lease id, also in the job's
+   * record: a worker that sends an acknowledgement again (its answer was lost, or the entity moved
+   * after recording it) is told ACKNOWLEDGED, not DUPLICATE. Only acknowledgements in flight at
+   * such a moment come back, a handful per worker.
+   */
+  static final int RECENT_ACKS = 64;
+
   /** How long a worker that finds every batch leased waits before asking again, at most. */
   static final long MAX_RETRY_MILLIS = 200;
 
@@ -41,22 +49,27 @@ final class EpochLeases {
   private final Map<String, Lease> active = new HashMap<>();
   private final int[] attempts;
   private final BitSet acknowledged = new BitSet();
+  private final java.util.LinkedHashSet<String> recentAcks = new java.util.LinkedHashSet<>();
   private final JobCounters counters;
 
   /** Leases issued before this book was restored are unknown to it; their ids are accepted. */
   private final boolean restored;
 
   EpochLeases(long epoch, EpochShape shape, long timeoutMillis, JobCounters counters) {
-    this(epoch, shape, timeoutMillis, counters, null);
+    this(epoch, shape, timeoutMillis, counters, null, java.util.List.of());
   }
 
-  /** A book restored from a record: {@code acknowledgedWords} are its acknowledged batches. */
+  /**
+   * A book restored from a record: {@code acknowledgedWords} are its acknowledged batches, {@code
+   * recent} the lease ids of the latest acknowledgements.
+   */
   EpochLeases(
       long epoch,
       EpochShape shape,
       long timeoutMillis,
       JobCounters counters,
-      long[] acknowledgedWords) {
+      long[] acknowledgedWords,
+      java.util.List<String> recent) {
     this.epoch = epoch;
     this.shape = shape;
     this.timeoutMillis = timeoutMillis;
@@ -64,6 +77,7 @@ final class EpochLeases {
     this.restored = acknowledgedWords != null;
     if (restored) {
       acknowledged.or(BitSet.valueOf(acknowledgedWords));
+      recent.forEach(this::remember);
       counters.acknowledged((long) acknowledged.cardinality() * shape.batchRows());
     }
     int batches = Math.toIntExact(shape.batches());
@@ -77,6 +91,18 @@ final class EpochLeases {
 
   long[] acknowledgedWords() {
     return acknowledged.toLongArray();
+  }
+
+  /** The lease ids of the latest acknowledgements, oldest first. */
+  java.util.List<String> recentAcks() {
+    return java.util.List.copyOf(recentAcks);
+  }
+
+  private void remember(String leaseId) {
+    recentAcks.add(leaseId);
+    if (recentAcks.size() > RECENT_ACKS) {
+      recentAcks.remove(recentAcks.iterator().next());
+    }
   }
 
   Grant lease(String worker, long now) {
@@ -104,7 +130,8 @@ final class EpochLeases {
       return AckOutcome.UNKNOWN;
     }
     if (acknowledged.get((int) batch)) {
-      return AckOutcome.DUPLICATE;
+      // The same acknowledgement again is answered as it was the first time.
+      return recentAcks.contains(leaseId) ? AckOutcome.ACKNOWLEDGED : AckOutcome.DUPLICATE;
     }
     String current = leasedBatch.get(batch);
     if (leaseId.equals(current)) {
@@ -118,6 +145,7 @@ final class EpochLeases {
       pending.remove(batch);
     }
     acknowledged.set((int) batch);
+    remember(leaseId);
     counters.acknowledged(shape.batchRows());
     return AckOutcome.ACKNOWLEDGED;
   }

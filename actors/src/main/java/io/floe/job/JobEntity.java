@@ -185,7 +185,12 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
         epochs.put(
             acks.epoch(),
             new EpochLeases(
-                acks.epoch(), shape(), spec.leaseTimeoutMillis(), counters, acks.acknowledged()));
+                acks.epoch(),
+                shape(),
+                spec.leaseTimeoutMillis(),
+                counters,
+                acks.acknowledged(),
+                acks.recentAcks()));
       }
     }
   }
@@ -383,7 +388,8 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
     }
     List<JobRecord.EpochAcks> acks = new ArrayList<>();
     epochs.forEach(
-        (epoch, book) -> acks.add(new JobRecord.EpochAcks(epoch, book.acknowledgedWords())));
+        (epoch, book) ->
+            acks.add(new JobRecord.EpochAcks(epoch, book.acknowledgedWords(), book.recentAcks())));
     JobRecord record = new JobRecord(spec, layout, acks);
     writing = true;
     replicator.askUpdate(

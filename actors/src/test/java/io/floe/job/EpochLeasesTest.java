@@ -77,14 +77,41 @@ class EpochLeasesTest {
             new EpochShape(1000, 100, TailPolicy.DROP),
             TIMEOUT,
             fresh,
-            leases.acknowledgedWords());
+            leases.acknowledgedWords(),
+            leases.recentAcks());
     assertThat(restored.progress().acknowledged()).isEqualTo(1);
     assertThat(restored.progress().pending()).isEqualTo(9);
     assertThat(fresh.rowsAcknowledged()).isEqualTo(100);
     // The second lease was out when the entity moved: its acknowledgement still counts once.
     assertThat(restored.ack(second.lease(), 2)).isEqualTo(EpochLeases.AckOutcome.ACKNOWLEDGED);
-    assertThat(restored.ack(first.lease(), 2)).isEqualTo(EpochLeases.AckOutcome.DUPLICATE);
+    // The first lease's acknowledgement sent again (its answer lost in the move): answered as the
+    // first time, counted once.
+    assertThat(restored.ack(first.lease(), 2)).isEqualTo(EpochLeases.AckOutcome.ACKNOWLEDGED);
+    assertThat(fresh.rowsAcknowledged()).isEqualTo(200);
+    assertThat(restored.progress().acknowledged()).isEqualTo(2);
     assertThat(restored.lease("w", 3).batch()).isEqualTo(2);
+    // A book restored without the recent acknowledgements cannot tell: another worker's, then.
+    EpochLeases forgetful =
+        new EpochLeases(
+            0,
+            new EpochShape(1000, 100, TailPolicy.DROP),
+            TIMEOUT,
+            new JobCounters(),
+            leases.acknowledgedWords(),
+            java.util.List.of());
+    assertThat(forgetful.ack(first.lease(), 2)).isEqualTo(EpochLeases.AckOutcome.DUPLICATE);
+  }
+
+  @Test
+  void anAcknowledgementSentAgainIsAnsweredAsTheFirstTimeAndCountedOnce() {
+    JobCounters counters = new JobCounters();
+    EpochLeases leases =
+        new EpochLeases(0, new EpochShape(1000, 100, TailPolicy.DROP), TIMEOUT, counters);
+    String lease = leases.lease("w", 0).lease();
+    assertThat(leases.ack(lease, 1)).isEqualTo(EpochLeases.AckOutcome.ACKNOWLEDGED);
+    assertThat(leases.ack(lease, 2)).isEqualTo(EpochLeases.AckOutcome.ACKNOWLEDGED);
+    assertThat(counters.rowsAcknowledged()).isEqualTo(100);
+    assertThat(leases.progress().acknowledged()).isEqualTo(1);
   }
 
   /** Workers that come, go and stall at random: every batch is acknowledged exactly once. */

@@ -21,13 +21,15 @@ class JobRecordTest {
 
   @Test
   void mergingNeverTakesAnAcknowledgementBack() {
-    JobRecord stale = new JobRecord(SPEC, LAYOUT, List.of(new JobRecord.EpochAcks(0, bits(1, 2))));
+    JobRecord stale =
+        new JobRecord(SPEC, LAYOUT, List.of(new JobRecord.EpochAcks(0, bits(1, 2), List.of())));
     JobRecord stored =
         new JobRecord(
             SPEC,
             LAYOUT,
             List.of(
-                new JobRecord.EpochAcks(0, bits(1, 5, 70)), new JobRecord.EpochAcks(1, bits(3))));
+                new JobRecord.EpochAcks(0, bits(1, 5, 70), List.of()),
+                new JobRecord.EpochAcks(1, bits(3), List.of())));
     JobRecord merged = stale.mergedWith(stored);
     assertThat(merged.epochs()).hasSize(2);
     assertThat(BitSet.valueOf(merged.epochs().get(0).acknowledged()))
@@ -37,11 +39,28 @@ class JobRecordTest {
   }
 
   @Test
+  void mergingKeepsTheLatestAcknowledgementsOfBoth() {
+    List<String> many = new java.util.ArrayList<>();
+    for (int k = 0; k < EpochLeases.RECENT_ACKS; k++) {
+      many.add("0:" + k + ":1");
+    }
+    JobRecord mine =
+        new JobRecord(SPEC, LAYOUT, List.of(new JobRecord.EpochAcks(0, bits(1), many)));
+    JobRecord theirs =
+        new JobRecord(
+            SPEC, LAYOUT, List.of(new JobRecord.EpochAcks(0, bits(99), List.of("0:99:2"))));
+    List<String> recent = mine.mergedWith(theirs).epochs().get(0).recentAcks();
+    assertThat(recent).hasSize(EpochLeases.RECENT_ACKS).contains("0:99:2").doesNotContain("0:0:1");
+  }
+
+  @Test
   void aRecordOfOtherSettingsIsReplacedNotMerged() {
     JobRecord fresh = new JobRecord(SPEC, LAYOUT, List.of());
     JobRecord old =
         new JobRecord(
-            SPEC, new PinnedLayout(8, "def", 1_000), List.of(new JobRecord.EpochAcks(0, bits(1))));
+            SPEC,
+            new PinnedLayout(8, "def", 1_000),
+            List.of(new JobRecord.EpochAcks(0, bits(1), List.of())));
     assertThat(fresh.mergedWith(old)).isSameAs(fresh);
     assertThat(fresh.mergedWith(null)).isSameAs(fresh);
   }
@@ -50,7 +69,7 @@ class JobRecordTest {
   void mergingKeepsTheNewestEpochs() {
     List<JobRecord.EpochAcks> many = new java.util.ArrayList<>();
     for (long e = 0; e < JobEntity.EPOCHS_KEPT + 3; e++) {
-      many.add(new JobRecord.EpochAcks(e, bits(0)));
+      many.add(new JobRecord.EpochAcks(e, bits(0), List.of()));
     }
     JobRecord merged =
         new JobRecord(SPEC, LAYOUT, many).mergedWith(new JobRecord(SPEC, LAYOUT, List.of()));

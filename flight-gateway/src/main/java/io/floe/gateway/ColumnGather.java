@@ -24,6 +24,7 @@ final class ColumnGather {
   private final long[] sourceOffsets;
   private final long[] sourceValidity;
   private final boolean[] noNulls;
+  private final int[] valueCounts;
 
   /** For a column of a slice of {@code batches} batches. */
   ColumnGather(int batches) {
@@ -31,6 +32,7 @@ final class ColumnGather {
     sourceOffsets = new long[batches];
     sourceValidity = new long[batches];
     noNulls = new boolean[batches];
+    valueCounts = new int[batches];
   }
 
   /** Whether {@link #gather} can fill {@code target}. */
@@ -41,6 +43,7 @@ final class ColumnGather {
 
   /** Notes where batch {@code b}'s values of this column are; {@code source} is one it handles. */
   void add(int b, FieldVector source) {
+    valueCounts[b] = source.getValueCount();
     noNulls[b] = source.getNullCount() == 0;
     sourceData[b] = source.getDataBuffer().memoryAddress();
     sourceValidity[b] = noNulls[b] ? 0 : source.getValidityBuffer().memoryAddress();
@@ -69,7 +72,7 @@ final class ColumnGather {
     long validity = target.getValidityBuffer().memoryAddress();
     for (int i = 0; i < count; i++) {
       int b = batchOf[i];
-      int j = indexIn[i];
+      int j = checked(b, indexIn[i]);
       if (isNull(b, j)) {
         continue;
       }
@@ -91,8 +94,10 @@ final class ColumnGather {
     int width = BaseVariableWidthVector.OFFSET_WIDTH;
     long bytes = 0;
     for (int i = 0; i < count; i++) {
-      if (!isNull(batchOf[i], indexIn[i])) {
-        bytes += length(batchOf[i], indexIn[i]);
+      int b = batchOf[i];
+      int j = checked(b, indexIn[i]);
+      if (!isNull(b, j)) {
+        bytes += length(b, j);
       }
     }
     Preconditions.checkState(
@@ -105,7 +110,7 @@ final class ColumnGather {
     MemoryUtil.putInt(offsets, 0);
     for (int i = 0; i < count; i++) {
       int b = batchOf[i];
-      int j = indexIn[i];
+      int j = checked(b, indexIn[i]);
       if (!isNull(b, j)) {
         setBit(validity, i);
         int start = MemoryUtil.getInt(sourceOffsets[b] + (long) j * width);
@@ -117,6 +122,15 @@ final class ColumnGather {
     }
     // Every offset is written: without this, setValueCount would "fill holes" over them.
     target.setLastSet(count - 1);
+  }
+
+  /** Row {@code j} of batch {@code b}, checked: the copies below read memory unchecked. */
+  private int checked(int b, int j) {
+    if (j < 0 || j >= valueCounts[b]) {
+      throw new IndexOutOfBoundsException(
+          "Row " + j + " is outside source batch " + b + " of " + valueCounts[b] + " rows");
+    }
+    return j;
   }
 
   private static void setBit(long validity, int i) {

@@ -37,7 +37,8 @@ final class RowGather implements AutoCloseable {
     for (int c = 0; c < sourceColumns.length; c++) {
       String name = projected.getFields().get(c).getName();
       int index = -1;
-      for (int i = 0; i < sliceFields.size(); i++) {
+      // The first field of that name, as the projection (Schema.findField) takes it.
+      for (int i = 0; i < sliceFields.size() && index < 0; i++) {
         if (sliceFields.get(i).getName().equals(name)) {
           index = i;
         }
@@ -111,7 +112,9 @@ final class RowGather implements AutoCloseable {
       for (int c = 0; c < sourceColumns.length; c++) {
         FieldVector column = view.getVector(sourceColumns[c]);
         columnViews[c][batch] = column;
-        if (ColumnGather.handles(column)) {
+        // Only where the source has the type of the batches made (the copy does not check).
+        if (ColumnGather.handles(column)
+            && column.getField().getType().equals(projected.getFields().get(c).getType())) {
           if (direct[c] == null) {
             direct[c] = new ColumnGather(views.size());
           }

@@ -1,6 +1,7 @@
 package io.floe.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
@@ -22,9 +23,14 @@ import org.apache.arrow.vector.SmallIntVector;
 import org.apache.arrow.vector.TinyIntVector;
 import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorLoader;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.complex.ListVector;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.FieldType;
+import org.apache.arrow.vector.util.ValueVectorUtility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -133,6 +139,65 @@ class ColumnGatherTest {
         } finally {
           sources.forEach(FieldVector::close);
         }
+      }
+      assertThat(allocator.getAllocatedMemory()).isZero();
+    }
+  }
+
+  @Test
+  void readsBatchesLoadedFromIpcWithAndWithoutValidityBuffers() {
+    try (BufferAllocator allocator = new RootAllocator()) {
+      // Batch 0 has no nulls (loaded with a validity buffer Arrow makes itself), batch 1 only
+      // nulls.
+      List<VectorSchemaRoot> loaded = new ArrayList<>();
+      try {
+        for (int b = 0; b < 2; b++) {
+          try (VarCharVector written = new VarCharVector("s", allocator)) {
+            written.allocateNew();
+            for (int i = 0; i < 50; i++) {
+              if (b == 0) {
+                written.setSafe(i, ("v" + i).getBytes(StandardCharsets.UTF_8));
+              }
+            }
+            written.setValueCount(50);
+            try (VectorSchemaRoot root = VectorSchemaRoot.of(written);
+                ArrowRecordBatch batch = new VectorUnloader(root).getRecordBatch()) {
+              VectorSchemaRoot view = VectorSchemaRoot.create(root.getSchema(), allocator);
+              loaded.add(view);
+              new VectorLoader(view).load(batch);
+            }
+          }
+        }
+        ColumnGather gather = new ColumnGather(2);
+        gather.add(0, loaded.get(0).getVector(0));
+        gather.add(1, loaded.get(1).getVector(0));
+        try (VarCharVector out = new VarCharVector("s", allocator)) {
+          gather.gather(out, new int[] {0, 1, 0, 1}, new int[] {49, 3, 0, 0}, 4);
+          ValueVectorUtility.validateFull(out);
+          assertThat(out.getObject(0)).hasToString("v49");
+          assertThat(out.isNull(1)).isTrue();
+          assertThat(out.getObject(2)).hasToString("v0");
+          assertThat(out.isNull(3)).isTrue();
+        }
+      } finally {
+        loaded.forEach(VectorSchemaRoot::close);
+      }
+      assertThat(allocator.getAllocatedMemory()).isZero();
+    }
+  }
+
+  @Test
+  void refusesARowOutsideItsBatch() {
+    try (BufferAllocator allocator = new RootAllocator()) {
+      try (IntVector source = new IntVector("i", allocator);
+          IntVector out = new IntVector("i", allocator)) {
+        source.allocateNew(10);
+        source.setValueCount(10);
+        ColumnGather gather = new ColumnGather(1);
+        gather.add(0, source);
+        assertThatThrownBy(() -> gather.gather(out, new int[] {0}, new int[] {10}, 1))
+            .isInstanceOf(IndexOutOfBoundsException.class)
+            .hasMessageContaining("Row 10 is outside source batch 0 of 10 rows");
       }
       assertThat(allocator.getAllocatedMemory()).isZero();
     }
