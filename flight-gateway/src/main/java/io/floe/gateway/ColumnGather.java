@@ -110,7 +110,7 @@ final class ColumnGather {
     MemoryUtil.putInt(offsets, 0);
     for (int i = 0; i < count; i++) {
       int b = batchOf[i];
-      int j = checked(b, indexIn[i]);
+      int j = indexIn[i]; // checked while sizing
       if (!isNull(b, j)) {
         setBit(validity, i);
         int start = MemoryUtil.getInt(sourceOffsets[b] + (long) j * width);

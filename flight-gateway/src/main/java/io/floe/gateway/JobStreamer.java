@@ -4,7 +4,6 @@ import io.floe.job.RankShare;
 import io.floe.slice.LoadedSlice;
 import io.floe.ticket.JobTicket;
 import org.apache.arrow.flight.FlightProducer.ServerStreamListener;
-import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
@@ -14,7 +13,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * Streams a job ticket: for each listed global batch, the rows of the rank's part that this slice
  * holds, in the epoch's order, as one record batch (empty when the slice holds none of them), so
  * that the reader can line up the k-th batch of every endpoint. The rows are gathered (copied) from
- * the slice; a slow reader holds the stream back as in {@link SliceStreamer}.
+ * the slice and sent through a {@link PacedStream}.
  */
 final class JobStreamer {
   private final ReaderPacing pacing;
@@ -34,7 +33,6 @@ final class JobStreamer {
       RankShare share,
       Schema projected,
       ServerStreamListener listener) {
-    ReaderPacing.Gate gate = pacing.register(listener);
     java.util.function.LongFunction<JobOrders.BatchKey> key =
         k ->
             new JobOrders.BatchKey(
@@ -46,14 +44,11 @@ final class JobStreamer {
                 ticket.worldSize(),
                 ticket.rank(),
                 k);
-    long sent = 0;
-    try (VectorSchemaRoot root = VectorSchemaRoot.create(projected, slice.allocator());
+    try (PacedStream stream = new PacedStream(pacing, listener, projected, slice.allocator());
         RowGather gather = new RowGather(slice, projected)) {
-      VectorLoader loader = new VectorLoader(root);
-      listener.setUseZeroCopy(true);
-      listener.start(root);
       for (long k = ticket.batchFrom(); k < ticket.batchTo(); k += ticket.batchStep()) {
         BatchParts parts = orders.parts(key.apply(k), share, sliceCount);
+        boolean sent;
         try (VectorSchemaRoot part =
                 gather.gather(
                     parts.rows(),
@@ -61,16 +56,13 @@ final class JobStreamer {
                     parts.count(sliceIndex),
                     slice.allocator());
             ArrowRecordBatch batch = new VectorUnloader(part).getRecordBatch()) {
-          loader.load(batch);
+          sent = stream.send(batch);
         }
-        if (!gate.awaitReady()) {
+        if (!sent) {
           return -1;
         }
-        listener.putNext();
-        sent++;
       }
-      listener.completed();
+      return stream.complete();
     }
-    return sent;
   }
 }

@@ -10,10 +10,8 @@ import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 
 /**
- * Streams one ticket's rows from a held slice. Whole batches go out without a copy: their buffers
- * are loaded by reference into the stream's root and written to the socket as they are. Only a
- * batch cut by the ticket's range is sliced (and copied). Before each batch it waits until the
- * reader's transport is ready, so a slow reader holds back the stream instead of filling memory.
+ * Streams one ticket's rows from a held slice. Whole batches go out without a copy (see {@link
+ * PacedStream}); only a batch cut by the ticket's range is sliced (and copied).
  */
 final class SliceStreamer {
   private final ReaderPacing pacing;
@@ -32,13 +30,9 @@ final class SliceStreamer {
                   ticket.from(), ticket.to(), slice.sliceId(), slice.rows()))
           .toRuntimeException();
     }
-    ReaderPacing.Gate gate = pacing.register(listener);
-    long sent = 0;
     // On the slice's own allocator, loading a batch only adds references to its buffers.
-    try (VectorSchemaRoot root = VectorSchemaRoot.create(slice.schema(), slice.allocator())) {
-      VectorLoader loader = new VectorLoader(root);
-      listener.setUseZeroCopy(true);
-      listener.start(root);
+    try (PacedStream stream =
+        new PacedStream(pacing, listener, slice.schema(), slice.allocator())) {
       if (ticket.rows() > 0) {
         int last = slice.batchOf(ticket.to() - 1);
         for (int i = slice.batchOf(ticket.from()); i <= last; i++) {
@@ -48,38 +42,33 @@ final class SliceStreamer {
             continue;
           }
           ArrowRecordBatch batch = slice.batches().get(i);
+          boolean sent;
           if (ticket.from() <= start && end <= ticket.to()) {
-            loader.load(batch);
+            sent = stream.send(batch);
           } else {
-            loadPart(loader, root, batch, slice, ticket.from() - start, ticket.to() - start);
+            try (ArrowRecordBatch part =
+                part(batch, slice, ticket.from() - start, ticket.to() - start)) {
+              sent = stream.send(part);
+            }
           }
-          if (!gate.awaitReady()) {
+          if (!sent) {
             return -1;
           }
-          listener.putNext();
-          sent++;
         }
       }
-      listener.completed();
+      return stream.complete();
     }
-    return sent;
   }
 
-  /** Loads rows {@code [from, to)} of a batch (clamped to it) into the stream's root. */
-  private void loadPart(
-      VectorLoader loader,
-      VectorSchemaRoot root,
-      ArrowRecordBatch batch,
-      LoadedSlice slice,
-      long from,
-      long to) {
+  /** Rows {@code [from, to)} of a batch (clamped to it), copied into a batch of their own. */
+  private static ArrowRecordBatch part(
+      ArrowRecordBatch batch, LoadedSlice slice, long from, long to) {
     int lo = (int) Math.max(0, from);
     int hi = (int) Math.min(batch.getLength(), to);
     try (VectorSchemaRoot whole = VectorSchemaRoot.create(slice.schema(), slice.allocator())) {
       new VectorLoader(whole).load(batch);
-      try (VectorSchemaRoot part = whole.slice(lo, hi - lo);
-          ArrowRecordBatch partBatch = new VectorUnloader(part).getRecordBatch()) {
-        loader.load(partBatch);
+      try (VectorSchemaRoot part = whole.slice(lo, hi - lo)) {
+        return new VectorUnloader(part).getRecordBatch();
       }
     }
   }
