@@ -277,15 +277,7 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
     epochs.clear();
     unwritten.forEach(Runnable::run);
     unwritten = new ArrayList<>();
-    replicator.askUpdate(
-        askReplyTo ->
-            new Replicator.Update<>(
-                JobDirectory.KEY,
-                LWWMap.create(),
-                JobDirectory.write(),
-                askReplyTo,
-                map -> map.remove(node, jobId)),
-        response -> new RecordWritten(response instanceof Replicator.UpdateSuccess, List.of()));
+    updateDirectory(map -> map.remove(node, jobId), List.of());
     drop.replyTo().tell(last);
     LOG.info("Job '{}' dropped", jobId);
     return passivate();
@@ -392,14 +384,20 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
             acks.add(new JobRecord.EpochAcks(epoch, book.acknowledgedWords(), book.recentAcks())));
     JobRecord record = new JobRecord(spec, layout, acks);
     writing = true;
+    updateDirectory(
+        map -> map.put(node, jobId, record.mergedWith(map.getEntries().get(jobId))), replies);
+  }
+
+  /**
+   * Changes the job directory on a majority; {@code replies} go out once it has (RecordWritten).
+   */
+  private void updateDirectory(
+      java.util.function.Function<LWWMap<String, JobRecord>, LWWMap<String, JobRecord>> change,
+      List<Runnable> replies) {
     replicator.askUpdate(
         askReplyTo ->
             new Replicator.Update<>(
-                JobDirectory.KEY,
-                LWWMap.create(),
-                JobDirectory.write(),
-                askReplyTo,
-                map -> map.put(node, jobId, record.mergedWith(map.getEntries().get(jobId)))),
+                JobDirectory.KEY, LWWMap.create(), JobDirectory.write(), askReplyTo, change),
         response -> new RecordWritten(response instanceof Replicator.UpdateSuccess, replies));
   }
 

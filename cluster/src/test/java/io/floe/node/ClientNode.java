@@ -2,7 +2,13 @@ package io.floe.node;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.floe.client.FloeClient;
+import io.floe.dataset.DatasetSpec;
+import io.floe.protocol.LoadRequest;
+import io.floe.testing.IcebergTestTables;
+import io.floe.testing.TestRows;
+import java.nio.file.Path;
 import org.apache.arrow.flight.Location;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
@@ -24,6 +30,26 @@ final class ClientNode implements AutoCloseable {
 
   static ClientNode start() {
     return new ClientNode(TestNodes.start());
+  }
+
+  /**
+   * A node serving dataset {@code name}, loaded until READY from an events table that this writes
+   * under {@code dir}: {@code files} files of {@code rowsPerFile} rows from generator seed {@code
+   * seed}, cut into Arrow batches of {@code batchRows} rows.
+   */
+  static ClientNode servingEvents(
+      Path dir, String name, int files, int rowsPerFile, long seed, int batchRows) {
+    IcebergTestTables.TestTable table =
+        IcebergTestTables.in(dir)
+            .create(name, TestRows.EVENTS)
+            .appendFiles(files, rowsPerFile, TestRows.events(seed));
+    ClientNode serving = start();
+    JsonNode status =
+        serving.client.load(
+            new LoadRequest(
+                DatasetSpec.of(name, table.metadataLocation()).withBatchRows(batchRows), true));
+    assertThat(status.path("state").asText()).as(status.toString()).isEqualTo("READY");
+    return serving;
   }
 
   /** With configuration overrides, as {@link TestNodes#start(String)} takes them. */

@@ -9,9 +9,6 @@ import io.floe.client.JobBatch;
 import io.floe.client.JobOptions;
 import io.floe.client.JobStatus;
 import io.floe.dataset.DatasetSpec;
-import io.floe.protocol.LoadRequest;
-import io.floe.testing.IcebergTestTables;
-import io.floe.testing.TestRows;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -43,13 +40,9 @@ class DynamicJobTest {
 
   @BeforeAll
   void start(@TempDir Path dir) {
-    IcebergTestTables.TestTable table =
-        IcebergTestTables.in(dir)
-            .create("events", TestRows.EVENTS)
-            .appendFiles(2, ROWS / 2, TestRows.events(13));
-    serving = ClientNode.start();
+    serving =
+        ClientNode.servingEvents(dir, DATASET, 2, ROWS / 2, 13, DatasetSpec.BATCH_ROWS_DEFAULT);
     client = serving.client();
-    client.load(new LoadRequest(DatasetSpec.of(DATASET, table.metadataLocation()), true));
     globalOrder = JobReads.globalOrder(client, DATASET);
   }
 

@@ -7,9 +7,6 @@ import io.floe.client.FloeClient;
 import io.floe.client.JobOptions;
 import io.floe.client.JobStatus;
 import io.floe.dataset.DatasetSpec;
-import io.floe.protocol.LoadRequest;
-import io.floe.testing.IcebergTestTables;
-import io.floe.testing.TestRows;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import org.apache.arrow.flight.Action;
@@ -38,14 +35,9 @@ class JobBadInputTest {
 
   @BeforeAll
   void start(@TempDir Path dir) {
-    IcebergTestTables.TestTable table =
-        IcebergTestTables.in(dir)
-            .create("events", TestRows.EVENTS)
-            .appendFiles(1, 1_000, TestRows.events(4));
-    serving = ClientNode.start();
+    serving = ClientNode.servingEvents(dir, DATASET, 1, 1_000, 4, DatasetSpec.BATCH_ROWS_DEFAULT);
     client = serving.client();
     raw = FlightClient.builder(serving.allocator(), serving.location()).build();
-    client.load(new LoadRequest(DatasetSpec.of(DATASET, table.metadataLocation()), true));
     client.registerJob(JobOptions.builder("good", DATASET, 96).seed(1).build());
   }
 

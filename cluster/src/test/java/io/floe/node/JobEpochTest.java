@@ -12,10 +12,6 @@ import io.floe.client.JobCheckpoint;
 import io.floe.client.JobOptions;
 import io.floe.client.JobReader;
 import io.floe.client.JobStatus;
-import io.floe.dataset.DatasetSpec;
-import io.floe.protocol.LoadRequest;
-import io.floe.testing.IcebergTestTables;
-import io.floe.testing.TestRows;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,21 +44,8 @@ class JobEpochTest {
 
   @BeforeAll
   void start(@TempDir Path dir) {
-    IcebergTestTables.TestTable table =
-        IcebergTestTables.in(dir)
-            .create("events", TestRows.EVENTS)
-            .appendFiles(4, ROWS / 4, TestRows.events(5));
-    serving = ClientNode.start();
+    serving = ClientNode.servingEvents(dir, DATASET, 4, ROWS / 4, 5, 1_000);
     client = serving.client();
-    assertThat(
-            client
-                .load(
-                    new LoadRequest(
-                        DatasetSpec.of(DATASET, table.metadataLocation()).withBatchRows(1_000),
-                        true))
-                .path("state")
-                .asText())
-        .isEqualTo("READY");
     globalOrder = JobReads.globalOrder(client, DATASET);
     assertThat(globalOrder).hasSize(ROWS).doesNotHaveDuplicates();
   }

@@ -9,9 +9,6 @@ import io.floe.client.FloeClient;
 import io.floe.client.JobOptions;
 import io.floe.client.JobOptions.Tail;
 import io.floe.dataset.DatasetSpec;
-import io.floe.protocol.LoadRequest;
-import io.floe.testing.IcebergTestTables;
-import io.floe.testing.TestRows;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -43,13 +40,9 @@ class JobTailTest {
 
   @BeforeAll
   void start(@TempDir Path dir) {
-    IcebergTestTables.TestTable table =
-        IcebergTestTables.in(dir)
-            .create("events", TestRows.EVENTS)
-            .appendFiles(3, ROWS / 3, TestRows.events(8));
-    serving = ClientNode.start();
+    serving =
+        ClientNode.servingEvents(dir, DATASET, 3, ROWS / 3, 8, DatasetSpec.BATCH_ROWS_DEFAULT);
     client = serving.client();
-    client.load(new LoadRequest(DatasetSpec.of(DATASET, table.metadataLocation()), true));
     globalOrder = JobReads.globalOrder(client, DATASET);
     assertThat(globalOrder).hasSize(ROWS);
     assertThat(REST).isEqualTo(48);
