@@ -303,6 +303,10 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
     return this;
   }
 
+  private static AckReply notFound(String message) {
+    return new AckReply(null, new Failure(FailureKind.NOT_FOUND, message));
+  }
+
   private Behavior<Command> onAck(Ack ack) {
     Failure refused = checkDynamic(ack.epoch());
     if (refused != null) {
@@ -314,11 +318,7 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
       // epoch that workers are still on.
       ack.replyTo()
           .tell(
-              new AckReply(
-                  null,
-                  new Failure(
-                      FailureKind.NOT_FOUND,
-                      String.format("Job '%s' has no epoch %d in progress", jobId, ack.epoch()))));
+              notFound(String.format("Job '%s' has no epoch %d in progress", jobId, ack.epoch())));
       return this;
     }
     EpochLeases.AckOutcome outcome = book(ack.epoch()).ack(ack.lease(), now());
@@ -328,13 +328,10 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
     } else if (outcome == EpochLeases.AckOutcome.UNKNOWN) {
       ack.replyTo()
           .tell(
-              new AckReply(
-                  null,
-                  new Failure(
-                      FailureKind.NOT_FOUND,
-                      String.format(
-                          "Job '%s' issued no lease '%s' in epoch %d",
-                          jobId, ack.lease(), ack.epoch()))));
+              notFound(
+                  String.format(
+                      "Job '%s' issued no lease '%s' in epoch %d",
+                      jobId, ack.lease(), ack.epoch())));
     } else {
       ack.replyTo().tell(new AckReply(outcome.name().toLowerCase(java.util.Locale.ROOT), null));
     }
