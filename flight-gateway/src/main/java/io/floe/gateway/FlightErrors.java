@@ -35,11 +35,6 @@ public final class FlightErrors {
     }
   }
 
-  /** The error for reading a dataset that is not READY. */
-  public static RuntimeException notReady(DatasetStatus status) {
-    return notReady(status, Optional.empty());
-  }
-
   /**
    * The error for reading a dataset that is not READY, with what may keep it from becoming ready
    * (said only while it is still on its way).

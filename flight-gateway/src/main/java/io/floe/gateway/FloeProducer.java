@@ -28,7 +28,6 @@ import io.floe.ticket.FloeTicket;
 import io.floe.ticket.JobTicket;
 import io.floe.ticket.SignedTicket;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -356,16 +355,19 @@ public final class FloeProducer extends NoOpFlightProducer {
    */
   private RuntimeException failure(Throwable error) {
     RuntimeException wrapped = FlightErrors.wrap(error);
-    Optional<String> obstacle;
-    if (wrapped instanceof FlightRuntimeException flight
-        && flight.status().code() == FlightStatusCode.TIMED_OUT
-        && (obstacle = quorum.shortfall()).isPresent()) {
-      return CallStatus.TIMED_OUT
-          .withDescription(flight.status().description() + "; " + obstacle.get())
-          .withCause(flight.getCause())
-          .toRuntimeException();
+    if (!(wrapped instanceof FlightRuntimeException flight)
+        || flight.status().code() != FlightStatusCode.TIMED_OUT) {
+      return wrapped;
     }
-    return wrapped;
+    return quorum
+        .shortfall()
+        .<RuntimeException>map(
+            why ->
+                CallStatus.TIMED_OUT
+                    .withDescription(flight.status().description() + "; " + why)
+                    .withCause(flight.getCause())
+                    .toRuntimeException())
+        .orElse(wrapped);
   }
 
   @Override
