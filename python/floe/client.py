@@ -187,7 +187,7 @@ class FloeClient:
         table: str,
         *,
         columns: Optional[Sequence[str]] = None,
-        filter: Optional[str] = None,
+        filter: Union[str, Dict[str, Any], None] = None,
         snapshot_id: Optional[int] = None,
         as_of: Union[None, int, str, _dt.datetime] = None,
         batch_rows: Optional[int] = None,

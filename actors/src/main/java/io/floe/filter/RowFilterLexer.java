@@ -9,6 +9,7 @@ import java.math.BigDecimal;
 final class RowFilterLexer {
   private static final char QUOTE = '\'';
   private static final char BACKQUOTE = '`';
+  private static final char DOUBLE_QUOTE = '"';
 
   private final String text;
   private int index = 0;
@@ -26,7 +27,9 @@ final class RowFilterLexer {
     }
 
     char ch = text.charAt(index);
-    if (isNameStart(ch) || ch == BACKQUOTE) {
+    if ((ch == 'x' || ch == 'X') && peek(1) == QUOTE) {
+      return binary();
+    } else if (isNameStart(ch) || isNameQuote(ch)) {
       return name();
     } else if (isDigit(ch) || ch == '-') {
       return number();
@@ -46,7 +49,8 @@ final class RowFilterLexer {
       case ',':
         return symbol(Token.Kind.COMMA, start, 1);
       case '=':
-        return symbol(Token.Kind.EQ, start, 1);
+        // "==" as PyIceberg writes equality.
+        return symbol(Token.Kind.EQ, start, peek(1) == '=' ? 2 : 1);
       case '!':
         if (peek(1) == '=') {
           return symbol(Token.Kind.NOT_EQ, start, 2);
@@ -64,12 +68,6 @@ final class RowFilterLexer {
           return symbol(Token.Kind.GT_EQ, start, 2);
         }
         return symbol(Token.Kind.GT, start, 1);
-      case '"':
-        // A frequent slip for people used to other SQL dialects, so say what to use instead.
-        throw error(
-            start,
-            "unexpected character '\"', expected 'single quotes' around a string"
-                + " or `backquotes` around a column name");
       default:
         throw error(
             start,
@@ -84,7 +82,10 @@ final class RowFilterLexer {
     return new Token(kind, text.substring(start, index), start + 1, null);
   }
 
-  /** A column path such as {@code a.b.c} or {@code `weird col`.x}, or a keyword. */
+  /**
+   * A column path such as {@code a.b.c}, {@code `weird col`.x} or {@code "weird col".x} (double
+   * quotes as in SQL and PyIceberg), or a keyword.
+   */
   private Token name() {
     int start = index;
     StringBuilder name = new StringBuilder();
@@ -92,7 +93,7 @@ final class RowFilterLexer {
     boolean dotted = false;
     while (peek(0) == '.') {
       index += 1;
-      if (!isNameStart(peek(0)) && peek(0) != BACKQUOTE) {
+      if (!isNameStart(peek(0)) && !isNameQuote(peek(0))) {
         throw error(index, "expected a name after '.' but found " + describeAt(index));
       }
       name.append('.');
@@ -108,9 +109,10 @@ final class RowFilterLexer {
     return new Token(Token.Kind.NAME, raw, start + 1, name.toString());
   }
 
-  /** Appends one bare or backquoted name segment and returns whether it was backquoted. */
+  /** Appends one bare or quoted name segment and returns whether it was quoted. */
   private boolean segment(StringBuilder name) {
-    if (peek(0) != BACKQUOTE) {
+    char quote = peek(0);
+    if (!isNameQuote(quote)) {
       while (index < text.length() && isNamePart(text.charAt(index))) {
         name.append(text.charAt(index));
         index += 1;
@@ -119,12 +121,34 @@ final class RowFilterLexer {
     }
 
     int start = index;
-    String content = quoted(BACKQUOTE, "quoted name");
+    String content = quoted(quote, "quoted name");
     if (content.isEmpty()) {
-      throw error(start, "empty quoted name, expected at least one character between backquotes");
+      throw error(
+          start,
+          "empty quoted name, expected at least one character between "
+              + (quote == BACKQUOTE ? "backquotes" : "double quotes"));
     }
     name.append(content);
     return true;
+  }
+
+  /** {@code X'0a1B'}: bytes for binary and fixed columns, two hex digits each. */
+  private Token binary() {
+    int start = index;
+    index += 1;
+    String hex = quoted(QUOTE, "binary literal");
+    if (hex.length() % 2 != 0 || !hex.chars().allMatch(RowFilterLexer::isHexDigit)) {
+      throw error(
+          start,
+          "invalid binary literal "
+              + text.substring(start, index)
+              + ", expected an even number of hex digits between X' and '");
+    }
+    return new Token(
+        Token.Kind.BINARY,
+        text.substring(start, index),
+        start + 1,
+        java.nio.ByteBuffer.wrap(java.util.HexFormat.of().parseHex(hex)).asReadOnlyBuffer());
   }
 
   private Token string() {
@@ -156,9 +180,9 @@ final class RowFilterLexer {
   }
 
   /**
-   * An integer becomes an Integer, or a Long when it does not fit; a number with a fraction or an
-   * exponent becomes a Double, the one literal type Iceberg converts to float, double and decimal
-   * columns alike (a BigDecimal literal would only bind to decimal columns).
+   * An integer becomes an Integer, or a Long when it does not fit, or a BigDecimal beyond a long; a
+   * number with a fraction or an exponent becomes an exact BigDecimal. Binding converts the value
+   * to the column's type ({@link FilterBinding}), so nothing is rounded before the type is known.
    */
   private Token number() {
     int start = index;
@@ -166,11 +190,9 @@ final class RowFilterLexer {
       index += 1;
     }
     digits(index > start ? "a digit after '-'" : "a digit");
-    boolean integral = true;
     if (peek(0) == '.') {
       index += 1;
       digits("a digit after '.'");
-      integral = false;
     }
     if (peek(0) == 'e' || peek(0) == 'E') {
       index += 1;
@@ -178,13 +200,12 @@ final class RowFilterLexer {
         index += 1;
       }
       digits("a digit in the exponent");
-      integral = false;
     }
 
     String raw = text.substring(start, index);
     // Without this check "12abc" would read as a number followed by a column name, and the error
     // would point at the wrong place.
-    if (isNamePart(peek(0)) || peek(0) == '.' || peek(0) == BACKQUOTE) {
+    if (isNamePart(peek(0)) || peek(0) == '.' || isNameQuote(peek(0))) {
       throw error(
           index,
           "unexpected character "
@@ -193,43 +214,29 @@ final class RowFilterLexer {
               + raw
               + ", expected a space, an operator or a parenthesis");
     }
-    Object value = integral ? integer(raw, start) : floating(raw, start);
-    return new Token(Token.Kind.NUMBER, raw, start + 1, value);
+    return new Token(Token.Kind.NUMBER, raw, start + 1, numberValue(raw, start));
   }
 
-  private Object integer(String raw, int start) {
-    long value;
+  private Object numberValue(String raw, int start) {
+    BigDecimal exact;
     try {
-      value = Long.parseLong(raw);
-    } catch (NumberFormatException e) {
-      throw error(
-          start,
-          String.format(
-              "integer %s is out of range, expected a value between %d and %d",
-              raw, Long.MIN_VALUE, Long.MAX_VALUE));
+      exact = new BigDecimal(raw);
+    } catch (ArithmeticException | NumberFormatException e) {
+      throw error(start, "number " + raw + " is out of range");
     }
-    if (value >= Integer.MIN_VALUE && value <= Integer.MAX_VALUE) {
-      return (int) value;
+    if (raw.indexOf('.') >= 0 || raw.indexOf('e') >= 0 || raw.indexOf('E') >= 0) {
+      // -0.0 means the number zero; keep the scale so "3.50" reads as written.
+      return exact.signum() == 0 ? exact.abs() : exact;
     }
-    return value;
-  }
-
-  private Object floating(String raw, int start) {
-    BigDecimal exact = new BigDecimal(raw);
-    double value = exact.doubleValue();
-    // Rounding here would silently change which rows match, so refuse instead.
-    if (!Double.isFinite(value) || BigDecimal.valueOf(value).compareTo(exact) != 0) {
-      throw error(
-          start,
-          "number "
-              + raw
-              + " cannot be represented as a double without rounding, expected at most 15"
-              + " significant digits within the range of a double (quote it, as in '"
-              + raw
-              + "', to compare it exactly with a decimal column)");
+    if (exact.compareTo(BigDecimal.valueOf(Integer.MIN_VALUE)) >= 0
+        && exact.compareTo(BigDecimal.valueOf(Integer.MAX_VALUE)) <= 0) {
+      return exact.intValue();
     }
-    // Iceberg orders -0.0 before 0.0, but the literal means the number zero.
-    return value == 0.0 ? 0.0 : value;
+    if (exact.compareTo(BigDecimal.valueOf(Long.MIN_VALUE)) >= 0
+        && exact.compareTo(BigDecimal.valueOf(Long.MAX_VALUE)) <= 0) {
+      return exact.longValue();
+    }
+    return exact;
   }
 
   private void digits(String expected) {
@@ -262,12 +269,21 @@ final class RowFilterLexer {
     return new RowFilterSyntaxException(text, at + 1, detail);
   }
 
+  private static boolean isNameQuote(char ch) {
+    return ch == BACKQUOTE || ch == DOUBLE_QUOTE;
+  }
+
+  private static boolean isHexDigit(int ch) {
+    return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
+  }
+
   private static boolean isNameStart(char ch) {
     return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_';
   }
 
   private static boolean isNamePart(char ch) {
-    return isNameStart(ch) || isDigit(ch);
+    // '$' as PyIceberg's identifiers allow it after the first character.
+    return isNameStart(ch) || isDigit(ch) || ch == '$';
   }
 
   private static boolean isDigit(char ch) {

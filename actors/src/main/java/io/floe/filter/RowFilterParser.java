@@ -21,6 +21,23 @@ public final class RowFilterParser {
    */
   static final int MAX_NESTING = 100;
 
+  private static final Set<Token.Kind> COMPARISONS =
+      Sets.immutableEnumSet(
+          Token.Kind.EQ,
+          Token.Kind.NOT_EQ,
+          Token.Kind.LT,
+          Token.Kind.LT_EQ,
+          Token.Kind.GT,
+          Token.Kind.GT_EQ);
+
+  private static final Set<Token.Kind> VALUES =
+      Sets.immutableEnumSet(
+          Token.Kind.NUMBER,
+          Token.Kind.STRING,
+          Token.Kind.BINARY,
+          Token.Kind.TRUE,
+          Token.Kind.FALSE);
+
   private static final Set<Token.Kind> PREDICATE_OPERATORS =
       Sets.immutableEnumSet(
           Token.Kind.EQ,
@@ -31,6 +48,7 @@ public final class RowFilterParser {
           Token.Kind.GT_EQ,
           Token.Kind.IN,
           Token.Kind.STARTS,
+          Token.Kind.LIKE,
           Token.Kind.BETWEEN,
           Token.Kind.IS,
           Token.Kind.NOT);
@@ -111,6 +129,8 @@ public final class RowFilterParser {
         return expr;
       } else if (current.kind() == Token.Kind.NAME) {
         return predicate(advance());
+      } else if (VALUES.contains(current.kind())) {
+        return valueFirst();
       } else if (current.kind().isKeyword()
           && current.kind() != Token.Kind.AND
           && current.kind() != Token.Kind.OR) {
@@ -128,6 +148,38 @@ public final class RowFilterParser {
       throw expected("a column name, 'not' or '('" + after());
     }
 
+    /**
+     * A comparison written value first, as PyIceberg accepts ({@code 5 < x} is {@code x > 5}), or a
+     * bare {@code true} or {@code false}.
+     */
+    private Expression valueFirst() {
+      Token first = current;
+      Object value = value();
+      Token.Kind operator = current.kind();
+      if (COMPARISONS.contains(operator)) {
+        advance();
+        if (current.kind() != Token.Kind.NAME) {
+          throw expected("a column name" + after());
+        }
+        String column = (String) advance().value();
+        return switch (operator) {
+          case EQ -> Expressions.equal(column, value);
+          case NOT_EQ -> Expressions.notEqual(column, value);
+          case LT -> Expressions.greaterThan(column, value);
+          case LT_EQ -> Expressions.greaterThanOrEqual(column, value);
+          case GT -> Expressions.lessThan(column, value);
+          case GT_EQ -> Expressions.lessThanOrEqual(column, value);
+          default -> throw new IllegalStateException("Unhandled comparison: " + operator);
+        };
+      }
+      if (first.kind() == Token.Kind.TRUE) {
+        return Expressions.alwaysTrue();
+      } else if (first.kind() == Token.Kind.FALSE) {
+        return Expressions.alwaysFalse();
+      }
+      throw expected("a comparison (=, !=, <>, <, <=, >, >=) and a column name" + after());
+    }
+
     private Expression predicate(Token name) {
       String column = (String) name.value();
       Token.Kind operator = current.kind();
@@ -135,7 +187,7 @@ public final class RowFilterParser {
       if (!PREDICATE_OPERATORS.contains(operator)) {
         throw expected(
             "an operator (=, !=, <>, <, <=, >, >=, in, not in, is, starts with, not starts with,"
-                + " between, not between)"
+                + " like, not like, between, not between)"
                 + after());
       }
       advance();
@@ -148,6 +200,7 @@ public final class RowFilterParser {
         case GT_EQ -> Expressions.greaterThanOrEqual(column, value());
         case IN -> Expressions.in(column, valueList());
         case STARTS -> Expressions.startsWith(column, prefix());
+        case LIKE -> like(column, false);
         case BETWEEN -> between(column);
         case IS -> isPredicate(column);
         case NOT -> negatedPredicate(column);
@@ -172,10 +225,12 @@ public final class RowFilterParser {
         return Expressions.notIn(column, valueList());
       } else if (accept(Token.Kind.STARTS)) {
         return Expressions.notStartsWith(column, prefix());
+      } else if (accept(Token.Kind.LIKE)) {
+        return like(column, true);
       } else if (accept(Token.Kind.BETWEEN)) {
         return Expressions.not(between(column));
       }
-      throw expected("'in', 'starts with' or 'between' after 'not'");
+      throw expected("'in', 'starts with', 'like' or 'between' after 'not'");
     }
 
     private Expression between(String column) {
@@ -185,6 +240,35 @@ public final class RowFilterParser {
       return Expressions.and(
           Expressions.greaterThanOrEqual(column, lower),
           Expressions.lessThanOrEqual(column, upper));
+    }
+
+    /**
+     * {@code like 'abc%'} as PyIceberg reads it: a single trailing {@code %} makes a prefix test,
+     * no wildcard an equality; {@code \%} is a literal percent sign. Other patterns cannot be
+     * pushed down as Iceberg expressions and are refused.
+     */
+    private Expression like(String column, boolean negated) {
+      if (current.kind() != Token.Kind.STRING) {
+        throw expected("a quoted pattern after 'like'");
+      }
+      Token pattern = advance();
+      String raw = (String) pattern.value();
+      boolean prefix = raw.endsWith("%") && !raw.endsWith("\\%");
+      String body = prefix ? raw.substring(0, raw.length() - 1) : raw;
+      if (body.replace("\\%", "").contains("%")) {
+        throw error(
+            pattern,
+            "unsupported pattern "
+                + pattern.text()
+                + ", expected '%' only at the end (as in 'abc%'), or \\% for a literal '%'");
+      }
+      String literal = body.replace("\\%", "%");
+      if (prefix) {
+        return negated
+            ? Expressions.notStartsWith(column, literal)
+            : Expressions.startsWith(column, literal);
+      }
+      return negated ? Expressions.notEqual(column, literal) : Expressions.equal(column, literal);
     }
 
     // "with" string, after "starts"
@@ -211,10 +295,10 @@ public final class RowFilterParser {
       return values;
     }
 
-    // value = number | string | "true" | "false"
+    // value = number | string | binary | "true" | "false"
     private Object value() {
       return switch (current.kind()) {
-        case NUMBER, STRING -> advance().value();
+        case NUMBER, STRING, BINARY -> advance().value();
         case TRUE -> {
           advance();
           yield Boolean.TRUE;
@@ -227,6 +311,16 @@ public final class RowFilterParser {
         case NULL ->
             throw expected(
                 "a value" + after() + " (test for null with 'is null' or 'is not null')");
+        case NAME ->
+            // Often a string in double quotes, which name columns in SQL and PyIceberg.
+            throw error(
+                current,
+                "expected a value"
+                    + after()
+                    + " but found column "
+                    + current.text()
+                    + " (a filter compares a column with a value; write 'single quotes' for a"
+                    + " string)");
         default -> throw expected("a value" + after());
       };
     }

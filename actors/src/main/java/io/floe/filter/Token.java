@@ -12,7 +12,7 @@ import java.util.stream.Collectors;
  * @param kind what the token is
  * @param text the token exactly as written, for error messages
  * @param position 1-based position of the token's first character
- * @param value the decoded column name, string or number; {@code null} for other kinds
+ * @param value the decoded column name, string, number or bytes; {@code null} for other kinds
  */
 record Token(Token.Kind kind, String text, int position, Object value) {
 
@@ -20,6 +20,7 @@ record Token(Token.Kind kind, String text, int position, Object value) {
     NAME,
     STRING,
     NUMBER,
+    BINARY,
     LEFT_PAREN,
     RIGHT_PAREN,
     COMMA,
@@ -38,6 +39,7 @@ record Token(Token.Kind kind, String text, int position, Object value) {
     NAN(true),
     STARTS(true),
     WITH(true),
+    LIKE(true),
     BETWEEN(true),
     TRUE(true),
     FALSE(true),
@@ -78,7 +80,7 @@ record Token(Token.Kind kind, String text, int position, Object value) {
     return switch (kind) {
       // Only ever read as a column, so say so.
       case NAME -> "column '" + text + "'";
-      case STRING, NUMBER, END -> describe();
+      case STRING, NUMBER, BINARY, END -> describe();
       default -> "'" + text + "'";
     };
   }
@@ -88,6 +90,7 @@ record Token(Token.Kind kind, String text, int position, Object value) {
     return switch (kind) {
       case END -> "end of input";
       case NAME -> "name '" + text + "'";
+      case BINARY -> "binary " + text;
       case STRING -> "string " + text;
       case NUMBER -> "number " + text;
       default -> kind.isKeyword() ? "keyword '" + text + "'" : "'" + text + "'";

@@ -2,7 +2,8 @@ package io.floe.iceberg;
 
 import io.floe.arrow.ArrowSchemas;
 import io.floe.dataset.DatasetSpec;
-import io.floe.filter.RowFilterParser;
+import io.floe.filter.FilterBinding;
+import io.floe.filter.RowFilters;
 import io.floe.slice.SliceSpec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -44,7 +45,7 @@ public final class SlicePlanner {
   }
 
   public ScanPlan plan(Table table, DatasetSpec spec, long generation) {
-    Expression filter = RowFilterParser.parse(spec.filter());
+    Expression parsed = RowFilters.parse(spec.filter());
     Snapshot snapshot = pinSnapshot(table, spec);
     Schema tableSchema =
         snapshot == null ? table.schema() : table.schemas().get(snapshot.schemaId());
@@ -53,17 +54,23 @@ public final class SlicePlanner {
     }
     Schema requested = project(tableSchema, spec);
     String arrowSchemaJson = ArrowSchemas.fromIceberg(requested).toJson();
-    // Binding checks that the filter's columns exist and its literals fit their types.
-    Binder.bind(tableSchema.asStruct(), filter, true);
+    // Checks the filter's columns and converts its literals to their types, with SQL's meaning.
+    Expression filter = FilterBinding.bind(parsed, tableSchema, spec.filter());
+    Expression bound = Binder.bind(tableSchema.asStruct(), filter, true);
     if (snapshot == null) {
       return new ScanPlan(-1, arrowSchemaJson, List.of());
     }
 
     TableScan scan =
-        table.newScan().useSnapshot(snapshot.snapshotId()).filter(filter).caseSensitive(true);
+        table
+            .newScan()
+            .useSnapshot(snapshot.snapshotId())
+            .filter(FilterBinding.forPruning(filter, tableSchema))
+            .caseSensitive(true);
     List<List<FileScanTask>> groups = group(rowGroupTasks(scan));
     String schemaJson = SchemaParser.toJson(requested);
-    String filterJson = ExpressionParser.toJson(filter);
+    // Bound, so each value is written with its column's type and read back exactly by slices.
+    String filterJson = ExpressionParser.toJson(bound);
     String nameMapping = table.properties().get(TableProperties.DEFAULT_NAME_MAPPING);
     List<SliceSpec> slices = new ArrayList<>(groups.size());
     for (int i = 0; i < groups.size(); i++) {

@@ -1,8 +1,11 @@
 package io.floe.iceberg;
 
+import io.floe.filter.RowPredicate;
 import io.floe.slice.SliceSpec;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.ScanTaskParser;
 import org.apache.iceberg.Schema;
@@ -11,7 +14,6 @@ import org.apache.iceberg.data.GenericDeleteFilter;
 import org.apache.iceberg.data.IdentityPartitionConverters;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.data.parquet.GenericParquetReaders;
-import org.apache.iceberg.expressions.Evaluator;
 import org.apache.iceberg.expressions.Expression;
 import org.apache.iceberg.expressions.ExpressionParser;
 import org.apache.iceberg.expressions.Expressions;
@@ -19,14 +21,16 @@ import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.mapping.NameMappingParser;
 import org.apache.iceberg.parquet.Parquet;
+import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.TypeUtil;
+import org.apache.iceberg.types.Types;
 import org.apache.iceberg.util.PartitionUtil;
 
 /**
  * Reads the live rows of one slice as Iceberg generic records: position and equality deletes are
- * applied, then the row filter row by row (planning only pruned files and row groups with it).
- * Records carry the requested columns plus whatever the filter and deletes needed; {@link
- * #recordType(FileScanTask)} tells their layout.
+ * applied, then the row filter row by row with SQL's null semantics ({@link RowPredicate}; planning
+ * only pruned files and row groups with it). Records carry the requested columns plus whatever the
+ * filter and deletes needed; {@link #recordType(FileScanTask)} tells their layout.
  */
 public final class SliceRecords {
   private final FileIO io;
@@ -38,13 +42,17 @@ public final class SliceRecords {
   public SliceRecords(FileIO io, SliceSpec spec) {
     this.io = io;
     this.requested = SchemaParser.fromJson(spec.requestedSchemaJson());
-    this.filter = ExpressionParser.fromJson(spec.filterJson());
     this.nameMappingJson = spec.nameMappingJson();
     List<FileScanTask> parsed = new ArrayList<>(spec.taskJsons().size());
     for (String json : spec.taskJsons()) {
       parsed.add(ScanTaskParser.fromJson(json, true));
     }
     this.tasks = List.copyOf(parsed);
+    // The filter was written bound, with typed values: read them back against the table schema.
+    this.filter =
+        tasks.isEmpty()
+            ? Expressions.alwaysTrue()
+            : ExpressionParser.fromJson(spec.filterJson(), tasks.get(0).schema());
   }
 
   public Schema requested() {
@@ -55,17 +63,44 @@ public final class SliceRecords {
     return tasks;
   }
 
-  /** The columns read from a task's file: requested plus the filter's. */
+  /**
+   * The columns read from a task's file: requested plus the filter's, selected by field id from the
+   * task's schema, so a filter on {@code a.b} joins a served struct {@code a} instead of clashing
+   * with it.
+   */
   private Schema readSchema(FileScanTask task) {
     if (filter.equals(Expressions.alwaysTrue())) {
       return requested;
     }
-    Schema filterColumns =
-        TypeUtil.select(
-            task.schema(),
-            org.apache.iceberg.expressions.Binder.boundReferences(
-                task.schema().asStruct(), List.of(filter), true));
-    return TypeUtil.join(requested, filterColumns);
+    Set<Integer> ids = new HashSet<>(leafIds(requested.asStruct()));
+    for (int id :
+        org.apache.iceberg.expressions.Binder.boundReferences(
+            task.schema().asStruct(), List.of(filter), true)) {
+      ids.add(id);
+      Type type = task.schema().findType(id);
+      if (type != null && type.isNestedType()) {
+        // "addr is null" needs the struct itself read, which takes at least its fields.
+        ids.addAll(leafIds(type));
+      }
+    }
+    return TypeUtil.project(task.schema(), ids);
+  }
+
+  /** The ids of a type's primitive fields, list elements and map keys and values. */
+  private static Set<Integer> leafIds(Type type) {
+    Set<Integer> ids = new HashSet<>();
+    for (Types.NestedField field : type.asNestedType().fields()) {
+      if (field.type().isPrimitiveType()) {
+        ids.add(field.fieldId());
+      } else {
+        ids.addAll(leafIds(field.type()));
+        if (!field.type().isStructType()) {
+          // A list's element or a map's key and value may be primitive themselves.
+          ids.add(field.fieldId());
+        }
+      }
+    }
+    return ids;
   }
 
   /** The records' layout for a task, which the Arrow writer maps columns through. */
@@ -97,7 +132,7 @@ public final class SliceRecords {
     if (filter.equals(Expressions.alwaysTrue())) {
       return records;
     }
-    Evaluator evaluator = new Evaluator(fileProjection.asStruct(), filter, true);
-    return CloseableIterable.filter(records, evaluator::eval);
+    RowPredicate predicate = new RowPredicate(fileProjection.asStruct(), filter);
+    return CloseableIterable.filter(records, predicate::test);
   }
 }

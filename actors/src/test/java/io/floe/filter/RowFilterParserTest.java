@@ -13,12 +13,9 @@ import java.util.List;
 import java.util.stream.Collectors;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.data.GenericRecord;
-import org.apache.iceberg.data.InternalRecordWrapper;
 import org.apache.iceberg.data.Record;
-import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.expressions.Binder;
 import org.apache.iceberg.expressions.BoundLiteralPredicate;
-import org.apache.iceberg.expressions.Evaluator;
 import org.apache.iceberg.expressions.Expression;
 import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.expressions.UnboundPredicate;
@@ -232,7 +229,8 @@ class RowFilterParserTest {
     assertSameExpression("`weird col` starts with 'p'", Expressions.startsWith("weird col", "p"));
     assertSameExpression("s not starts with ''", Expressions.notStartsWith("s", ""));
     assertSameExpression("`a``b` = 1", Expressions.equal("a`b", 1));
-    assertSameExpression("`a b`.c.`d` < 2.5", Expressions.lessThan("a b.c.d", 2.5));
+    assertSameExpression(
+        "`a b`.c.\"d\" < 2.5", Expressions.lessThan("a b.c.d", new BigDecimal("2.5")));
     assertSameExpression("a.in = true", Expressions.equal("a.in", true));
   }
 
@@ -249,12 +247,13 @@ class RowFilterParserTest {
           9223372036854775807  | java.lang.Long    | 9223372036854775807
           -9223372036854775808 | java.lang.Long    | -9223372036854775808
           007                  | java.lang.Integer | 7
-          3.5                  | java.lang.Double  | 3.5
-          3.50                 | java.lang.Double  | 3.5
-          -0.25                | java.lang.Double  | -0.25
-          1e3                  | java.lang.Double  | 1000.0
-          -1E-3                | java.lang.Double  | -0.001
-          -0.0                 | java.lang.Double  | 0.0
+          99999999999999999999 | java.math.BigDecimal | 99999999999999999999
+          3.5                  | java.math.BigDecimal | 3.5
+          3.50                 | java.math.BigDecimal | 3.50
+          -0.25                | java.math.BigDecimal | -0.25
+          1e3                  | java.math.BigDecimal | 1E+3
+          -1E-3                | java.math.BigDecimal | -0.001
+          -0.0                 | java.math.BigDecimal | 0.0
           'it''s'              | java.lang.String  | it's
           ''''                 | java.lang.String  | '
           TRUE                 | java.lang.Boolean | true
@@ -277,35 +276,19 @@ class RowFilterParserTest {
   void fractionalLiteralsBindToFloatDoubleAndDecimalColumns() {
     assertThat(boundLiteral("ratio = 2.5")).isEqualTo(2.5f);
     assertThat(boundLiteral("score = 2.5")).isEqualTo(2.5d);
-    // Iceberg rescales to the column's scale, so 3.5 compares as 3.50 with decimal(9,2) values.
+    assertThat(boundLiteral("score = 0.1")).isEqualTo(0.1d);
     assertThat(boundLiteral("price = 3.5")).isEqualTo(new BigDecimal("3.50"));
     assertThat(boundLiteral("price = 3")).isEqualTo(new BigDecimal("3.00"));
-  }
-
-  @Test
-  void finerLiteralsAreRoundedHalfUpToTheDecimalColumnsScale() {
-    // Iceberg's conversion, documented as a caveat in docs/filter-syntax.md.
-    assertThat(boundLiteral("price <= 3.555")).isEqualTo(new BigDecimal("3.56"));
-  }
-
-  @Test
-  void bigDecimalLiteralsWouldNotBindToDoubleColumns() {
-    // The reason fractional literals are Doubles: Iceberg converts a BigDecimal literal to
-    // decimal columns only, so "score > 3.5" would fail to bind against a double column.
-    Expression withBigDecimal = Expressions.greaterThan("score", new BigDecimal("3.5"));
-
-    assertThatThrownBy(() -> Binder.bind(SCHEMA.asStruct(), withBigDecimal, true))
-        .isInstanceOf(ValidationException.class);
   }
 
   @Test
   void stringLiteralsBindToDatesTimestampsAndDecimals() {
     assertThat(boundLiteral("born = '1970-01-11'")).isEqualTo(10);
     assertThat(boundLiteral("seen = '1970-01-01T00:00:01'")).isEqualTo(1_000_000L);
-    // A quoted number binds to a decimal column exactly, which is the way round the precision
-    // limit of unquoted fractional literals.
-    assertThat(boundLiteral("price = '12345678901234567.89'"))
-        .isEqualTo(new BigDecimal("12345678901234567.89"));
+    // A quoted number reads like an unquoted one: exactly.
+    assertThat(boundLiteral("price = '1234567.89'")).isEqualTo(new BigDecimal("1234567.89"));
+    assertThat(boundLiteral("seen = '1970-01-01 00:00:01'")).isEqualTo(1_000_000L);
+    assertThat(boundLiteral("seen = '1970-01-02'")).isEqualTo(86_400_000_000L);
   }
 
   @Test
@@ -357,7 +340,6 @@ class RowFilterParserTest {
           id = 1 and                     | 11 | expected a column name, 'not' or '(' after 'and' but found end of input
           not                            | 4  | expected a column name, 'not' or '(' after 'not' but found end of input
           id =                           | 5  | expected a value after '=' but found end of input
-          id == 1                        | 5  | expected a value after '=' but found '='
           id = 1 id = 2                  | 8  | expected 'and', 'or' or end of input after number 1 but found name 'id'
           name = 'a' 'b'                 | 12 | expected 'and', 'or' or end of input after string 'a' but found string 'b'
           id = 1 and or id = 2           | 12 | expected a column name, 'not' or '(' after 'and' but found keyword 'or'
@@ -375,12 +357,13 @@ class RowFilterParserTest {
           id in (1, nan)                 | 11 | expected a value after ',' but found keyword 'nan'
           in = 'p'                       | 1  | expected a column name, 'not' or '(' but found keyword 'in' (write `in` for a column of that name)
           = 1                            | 1  | expected a column name, 'not' or '(' but found '='
-          1 = id                         | 1  | expected a column name, 'not' or '(' but found number 1
+          1 = 2                          | 5  | expected a column name after '=' but found number 2
+          1 and id = 2                   | 3  | expected a comparison (=, !=, <>, <, <=, >, >=) and a column name after number 1 but found keyword 'and'
           id 1                           | 4  | after column 'id' but found number 1
           id 1 'unterminated             | 4  | after column 'id' but found number 1
           id is 1                        | 7  | expected 'null', 'nan' or 'not' after 'is' but found number 1
           id is not                      | 10 | expected 'null' or 'nan' after 'not' but found end of input
-          id not 1                       | 8  | expected 'in', 'starts with' or 'between' after 'not' but found number 1
+          id not 1                       | 8  | expected 'in', 'starts with', 'like' or 'between' after 'not' but found number 1
           name starts 'a'                | 13 | expected 'with' after 'starts' but found string 'a'
           name starts with 5             | 18 | expected a quoted string after 'starts with' but found number 5
           id between 1                   | 13 | expected 'and' after the lower bound of 'between' but found end of input
@@ -395,12 +378,13 @@ class RowFilterParserTest {
           id = - 1                       | 7  | expected a digit after '-' but found character U+0020
           id = 12abc                     | 8  | unexpected character 'a' after number 12, expected a space, an operator or a parenthesis
           id = 1.2.3                     | 9  | unexpected character '.' after number 1.2
-          id = 99999999999999999999      | 6  | integer 99999999999999999999 is out of range, expected a value between -9223372036854775808 and 9223372036854775807
-          price = 0.12345678901234567891 | 9  | number 0.12345678901234567891 cannot be represented as a double without rounding
-          score < 1e999                  | 9  | number 1e999 cannot be represented as a double without rounding
-          score > 1e-999                 | 9  | number 1e-999 cannot be represented as a double without rounding
           id ! 1                         | 4  | unexpected character '!', expected '!='
           id = 1 # comment               | 8  | unexpected character '#'
+          name like 'a%b'                | 11 | unsupported pattern 'a%b', expected '%' only at the end
+          name like 5                    | 11 | expected a quoted pattern after 'like' but found number 5
+          b = X'0g'                      | 5  | invalid binary literal X'0g', expected an even number of hex digits
+          b = x'abc'                     | 5  | invalid binary literal x'abc'
+          "" = 1                         | 1  | empty quoted name, expected at least one character between double quotes
           """)
   void rejectsMalformedFiltersWithPositionAndExpectation(
       String filter, int position, String detail) {
@@ -418,11 +402,12 @@ class RowFilterParserTest {
   }
 
   @Test
-  void explainsThatDoubleQuotesAreNotStringDelimiters() {
+  void explainsThatDoubleQuotesNameColumnsNotStrings() {
     assertThatThrownBy(() -> RowFilterParser.parse("name = \"alpha\""))
         .isInstanceOf(RowFilterSyntaxException.class)
-        .hasMessageContaining("at position 8: unexpected character '\"'")
-        .hasMessageContaining("'single quotes' around a string");
+        .hasMessageContaining(
+            "at position 8: expected a value after '=' but found column \"alpha\"")
+        .hasMessageContaining("'single quotes' for a string");
   }
 
   @Test
@@ -440,12 +425,13 @@ class RowFilterParserTest {
   }
 
   @Test
-  void unknownColumnsAreLeftToBinding() {
+  void unknownColumnsAreReportedWhenBound() {
     Expression expr = RowFilterParser.parse("missing = 1");
 
-    assertThatThrownBy(() -> Binder.bind(SCHEMA.asStruct(), expr, true))
-        .isInstanceOf(ValidationException.class)
-        .hasMessageContaining("missing");
+    assertThatThrownBy(() -> FilterBinding.bind(expr, SCHEMA, "missing = 1"))
+        .isInstanceOf(InvalidFilterException.class)
+        .hasMessageContaining("unknown column 'missing'")
+        .hasMessageContaining("address.city");
   }
 
   private static void assertSameExpression(String filter, Expression expected) {
@@ -457,20 +443,16 @@ class RowFilterParserTest {
   }
 
   private static Object boundLiteral(String filter) {
-    Expression bound = Binder.bind(SCHEMA.asStruct(), RowFilterParser.parse(filter), true);
+    Expression typed = FilterBinding.bind(RowFilterParser.parse(filter), SCHEMA, filter);
+    Expression bound = Binder.bind(SCHEMA.asStruct(), typed, true);
     return ((BoundLiteralPredicate<?>) bound).literal().value();
   }
 
   private static List<Integer> matchingIds(String filter, List<Record> rows) {
-    Expression expr = RowFilterParser.parse(filter);
-    // Binding on its own first, so that a type mismatch fails here with Iceberg's own message.
-    Binder.bind(SCHEMA.asStruct(), expr, true);
-    Evaluator evaluator = new Evaluator(SCHEMA.asStruct(), expr, true);
-    // The evaluator expects Iceberg's internal representation: days for dates, micros for
-    // timestamps; generic records hold java.time values.
-    InternalRecordWrapper internal = new InternalRecordWrapper(SCHEMA.asStruct());
+    Expression typed = FilterBinding.bind(RowFilterParser.parse(filter), SCHEMA, filter);
+    RowPredicate predicate = new RowPredicate(SCHEMA.asStruct(), typed);
     return rows.stream()
-        .filter(row -> evaluator.eval(internal.wrap(row)))
+        .filter(predicate::test)
         .map(row -> (Integer) row.getField("id"))
         .collect(Collectors.toList());
   }

@@ -27,9 +27,30 @@ public record LoadRequest(DatasetSpec spec, boolean untilReady) {
             fields.optionalLong("snapshot_id"),
             asOfMillis(fields.raw("as_of")),
             fields.optionalStrings("columns"),
-            fields.optionalString("filter"),
+            filter(fields.raw("filter")),
             fields.optionalInt("batch_rows", DatasetSpec.BATCH_ROWS_DEFAULT));
     return new LoadRequest(spec, fields.optionalBoolean("wait", false));
+  }
+
+  /**
+   * {@code filter} is a string in Floe's filter syntax or an Iceberg expression in its JSON form,
+   * given either as an object or as its text.
+   */
+  private static String filter(JsonNode value) {
+    if (value == null || value.isNull()) {
+      return null;
+    }
+    if (value.isTextual()) {
+      return value.asText();
+    }
+    if (value.isObject()) {
+      return value.toString();
+    }
+    throw new IllegalArgumentException(
+        "Field 'filter' in "
+            + WHAT
+            + " must be a filter string or an Iceberg expression object, got "
+            + value);
   }
 
   /** {@code as_of} is epoch millis or an ISO-8601 instant such as 2024-05-01T00:00:00Z. */
