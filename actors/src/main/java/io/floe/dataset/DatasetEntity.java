@@ -6,6 +6,7 @@ import io.floe.node.NodeResources;
 import io.floe.serialization.CborSerializable;
 import io.floe.slice.SliceEntity;
 import io.floe.slice.SliceSpec;
+import io.floe.table.TableSource;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -291,10 +292,12 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     LOG.info("Dataset '{}': planning {}", name, toPlan.table());
     CompletableFuture<ScanPlan> planning =
         CompletableFuture.supplyAsync(
-            () ->
-                resources
-                    .planner()
-                    .plan(resources.tables().open(toPlan.table()), toPlan, newGeneration),
+            () -> {
+              TableSource source = resources.tables().resolve(toPlan.table(), toPlan.catalog());
+              return resources
+                  .planner()
+                  .plan(source, resources.tables().open(source), toPlan, newGeneration);
+            },
             resources.loadExecutor());
     getContext().pipeToSelf(planning, Planned::new);
   }
@@ -562,6 +565,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     int total = plan == null ? 0 : plan.slices().size();
     return new DatasetStatus(
         name,
+        plan == null ? null : plan.source(),
         state,
         presentCount,
         total,

@@ -10,7 +10,10 @@ import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
  * batches of how many rows. Two loads of one name must agree on all of it.
  *
  * @param name the dataset id readers use; letters, digits, '.', '_' and '-'
- * @param table a {@code *.metadata.json} location or a table directory (file:, plain path, s3a://)
+ * @param table a {@code *.metadata.json} location, a table directory with a version hint, or a
+ *     table identifier: {@code namespace.table} in {@code catalog}, or {@code
+ *     catalog.namespace.table}
+ * @param catalog the configured catalog {@code table} is in, or null
  * @param snapshotId the snapshot to pin, or null for {@code asOfMillis} or the current one
  * @param asOfMillis pins the snapshot current at this time (epoch millis), or null
  * @param columns the columns to serve in this order (nested as {@code a.b}); empty means all
@@ -20,6 +23,7 @@ import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
 public record DatasetSpec(
     String name,
     String table,
+    String catalog,
     Long snapshotId,
     Long asOfMillis,
     List<String> columns,
@@ -38,6 +42,10 @@ public record DatasetSpec(
     Preconditions.checkArgument(
         table != null && !table.isBlank(), "Invalid table location for dataset '%s': empty", name);
     Preconditions.checkArgument(
+        catalog == null || !catalog.isBlank(),
+        "Invalid catalog for dataset '%s': empty (leave it out for a table location)",
+        name);
+    Preconditions.checkArgument(
         snapshotId == null || asOfMillis == null,
         "Dataset '%s' names both snapshot_id %s and as_of %s; give one",
         name,
@@ -53,26 +61,34 @@ public record DatasetSpec(
   }
 
   public static DatasetSpec of(String name, String table) {
-    return new DatasetSpec(name, table, null, null, List.of(), "", BATCH_ROWS_DEFAULT);
+    return new DatasetSpec(name, table, null, null, null, List.of(), "", BATCH_ROWS_DEFAULT);
+  }
+
+  /** The table {@code identifier} ({@code namespace.table}) in catalog {@code catalog}. */
+  public static DatasetSpec inCatalog(String name, String catalog, String identifier) {
+    return new DatasetSpec(
+        name, identifier, catalog, null, null, List.of(), "", BATCH_ROWS_DEFAULT);
   }
 
   public DatasetSpec withColumns(List<String> newColumns) {
-    return new DatasetSpec(name, table, snapshotId, asOfMillis, newColumns, filter, batchRows);
+    return new DatasetSpec(
+        name, table, catalog, snapshotId, asOfMillis, newColumns, filter, batchRows);
   }
 
   public DatasetSpec withFilter(String newFilter) {
-    return new DatasetSpec(name, table, snapshotId, asOfMillis, columns, newFilter, batchRows);
+    return new DatasetSpec(
+        name, table, catalog, snapshotId, asOfMillis, columns, newFilter, batchRows);
   }
 
   public DatasetSpec withSnapshotId(Long id) {
-    return new DatasetSpec(name, table, id, null, columns, filter, batchRows);
+    return new DatasetSpec(name, table, catalog, id, null, columns, filter, batchRows);
   }
 
   public DatasetSpec asOf(Long millis) {
-    return new DatasetSpec(name, table, null, millis, columns, filter, batchRows);
+    return new DatasetSpec(name, table, catalog, null, millis, columns, filter, batchRows);
   }
 
   public DatasetSpec withBatchRows(int rows) {
-    return new DatasetSpec(name, table, snapshotId, asOfMillis, columns, filter, rows);
+    return new DatasetSpec(name, table, catalog, snapshotId, asOfMillis, columns, filter, rows);
   }
 }

@@ -1,6 +1,7 @@
 package io.floe.dataset;
 
 import io.floe.arrow.UnsupportedColumnException;
+import io.floe.table.StorageFailure;
 import java.io.FileNotFoundException;
 import java.io.UncheckedIOException;
 import org.apache.arrow.memory.OutOfMemoryException;
@@ -16,8 +17,12 @@ public enum FailureKind {
   ALREADY_EXISTS,
   /** The table, a metadata file or a data file is not there. */
   NOT_FOUND,
-  /** The object store refused the node's credentials for the table's files. */
+  /** The object store or catalog refused the node's credentials (or it has none). */
   STORAGE_ACCESS_DENIED,
+  /** The object store or catalog could not be reached, or failed; trying later may work. */
+  STORAGE_UNAVAILABLE,
+  /** A metadata, manifest or data file exists but cannot be decoded; the message names it. */
+  UNREADABLE_DATA,
   /** The node's Arrow memory limit cannot hold the data. */
   RESOURCE_EXHAUSTED,
   /** Anything else: a bug or an unreadable file. */
@@ -25,6 +30,15 @@ public enum FailureKind {
 
   public static FailureKind of(Throwable error) {
     for (Throwable t = error; t != null; t = t.getCause()) {
+      if (t instanceof StorageFailure storage) {
+        return switch (storage.reason()) {
+          case ACCESS_DENIED -> STORAGE_ACCESS_DENIED;
+          case NOT_FOUND -> NOT_FOUND;
+          case UNAVAILABLE -> STORAGE_UNAVAILABLE;
+          case UNSUPPORTED_LOCATION -> INVALID_ARGUMENT;
+          case UNREADABLE -> UNREADABLE_DATA;
+        };
+      }
       if (t instanceof OutOfMemoryException || t instanceof OutOfMemoryError) {
         return RESOURCE_EXHAUSTED;
       }

@@ -5,13 +5,19 @@ import io.floe.dataset.DatasetSpec;
 import io.floe.filter.FilterBinding;
 import io.floe.filter.RowFilters;
 import io.floe.slice.SliceSpec;
+import io.floe.table.FloeFileIO;
+import io.floe.table.StorageFailure;
+import io.floe.table.StorageFailures;
+import io.floe.table.TableSource;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.ManifestContent;
+import org.apache.iceberg.ManifestFile;
+import org.apache.iceberg.ManifestFiles;
 import org.apache.iceberg.ScanTaskParser;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.SchemaParser;
@@ -44,7 +50,10 @@ public final class SlicePlanner {
     this.sliceTargetBytes = sliceTargetBytes;
   }
 
-  public ScanPlan plan(Table table, DatasetSpec spec, long generation) {
+  /**
+   * @throws StorageFailure when a manifest list or manifest cannot be read, naming it
+   */
+  public ScanPlan plan(TableSource source, Table table, DatasetSpec spec, long generation) {
     Expression parsed = RowFilters.parse(spec.filter());
     Snapshot snapshot = pinSnapshot(table, spec);
     Schema tableSchema =
@@ -58,7 +67,7 @@ public final class SlicePlanner {
     Expression filter = FilterBinding.bind(parsed, tableSchema, spec.filter());
     Expression bound = Binder.bind(tableSchema.asStruct(), filter, true);
     if (snapshot == null) {
-      return new ScanPlan(-1, arrowSchemaJson, List.of());
+      return new ScanPlan(source, -1, arrowSchemaJson, List.of());
     }
 
     TableScan scan =
@@ -67,7 +76,7 @@ public final class SlicePlanner {
             .useSnapshot(snapshot.snapshotId())
             .filter(FilterBinding.forPruning(filter, tableSchema))
             .caseSensitive(true);
-    List<List<FileScanTask>> groups = group(rowGroupTasks(scan));
+    List<List<FileScanTask>> groups = group(rowGroupTasks(scan, table, snapshot));
     String schemaJson = SchemaParser.toJson(requested);
     // Bound, so each value is written with its column's type and read back exactly by slices.
     String filterJson = ExpressionParser.toJson(bound);
@@ -78,6 +87,7 @@ public final class SlicePlanner {
       slices.add(
           new SliceSpec(
               SliceSpec.sliceId(spec.name(), generation, i),
+              source,
               schemaJson,
               filterJson,
               nameMapping,
@@ -85,7 +95,7 @@ public final class SlicePlanner {
               spec.batchRows(),
               tasks.stream().mapToLong(FileScanTask::length).sum()));
     }
-    return new ScanPlan(snapshot.snapshotId(), arrowSchemaJson, slices);
+    return new ScanPlan(source, snapshot.snapshotId(), arrowSchemaJson, slices);
   }
 
   private static Snapshot pinSnapshot(Table table, DatasetSpec spec) {
@@ -137,10 +147,12 @@ public final class SlicePlanner {
   }
 
   /** One task per Parquet row group, in file order; files without offsets stay whole. */
-  private static List<FileScanTask> rowGroupTasks(TableScan scan) {
+  private static List<FileScanTask> rowGroupTasks(TableScan scan, Table table, Snapshot snapshot) {
     List<FileScanTask> tasks = new ArrayList<>();
     try (CloseableIterable<FileScanTask> files = scan.planFiles()) {
       for (FileScanTask file : files) {
+        FloeFileIO.checkScheme(file.file().location());
+        file.deletes().forEach(delete -> FloeFileIO.checkScheme(delete.location()));
         Preconditions.checkArgument(
             file.file().format() == FileFormat.PARQUET,
             "Data file '%s' is %s; Floe reads Parquet data files only",
@@ -154,8 +166,11 @@ public final class SlicePlanner {
           file.split(1).forEach(tasks::add);
         }
       }
-    } catch (IOException e) {
-      throw new UncheckedIOException("Failed to plan scan files", e);
+    } catch (IOException | RuntimeException e) {
+      if (e instanceof IllegalArgumentException && !(e.getCause() instanceof IOException)) {
+        throw (IllegalArgumentException) e; // this planner's own checks
+      }
+      throw StorageFailures.translateReading(e, unreadableManifest(table, snapshot));
     }
     // Iceberg reads manifests in parallel, so files arrive in no fixed order; slices must not
     // depend on it, because a recovering dataset re-plans and its slices keep their ids.
@@ -163,6 +178,31 @@ public final class SlicePlanner {
         java.util.Comparator.comparing((FileScanTask t) -> t.file().location())
             .thenComparingLong(FileScanTask::start));
     return tasks;
+  }
+
+  /**
+   * Which of the snapshot's metadata files failed to read, found by reading each again; only run
+   * after planning failed, so its cost does not matter.
+   */
+  private static String unreadableManifest(Table table, Snapshot snapshot) {
+    String list = snapshot.manifestListLocation();
+    List<ManifestFile> manifests;
+    try {
+      manifests = snapshot.allManifests(table.io());
+    } catch (RuntimeException e) {
+      return "manifest list '" + list + "' of snapshot " + snapshot.snapshotId();
+    }
+    for (ManifestFile manifest : manifests) {
+      try (CloseableIterable<?> entries =
+          manifest.content() == ManifestContent.DATA
+              ? ManifestFiles.read(manifest, table.io())
+              : ManifestFiles.readDeleteManifest(manifest, table.io(), null)) {
+        entries.forEach(entry -> {});
+      } catch (IOException | RuntimeException e) {
+        return "manifest '" + manifest.path() + "' of snapshot " + snapshot.snapshotId();
+      }
+    }
+    return "the manifests of snapshot " + snapshot.snapshotId() + " (list '" + list + "')";
   }
 
   private List<List<FileScanTask>> group(List<FileScanTask> tasks) {

@@ -1,11 +1,12 @@
 package io.floe.node;
 
 import io.floe.iceberg.SlicePlanner;
-import io.floe.iceberg.StorageSettings;
-import io.floe.iceberg.TableOpener;
 import io.floe.slice.AllocatorReaper;
 import io.floe.slice.SliceLoader;
 import io.floe.slice.SliceStore;
+import io.floe.table.CatalogSettings;
+import io.floe.table.StorageSettings;
+import io.floe.table.TableAccess;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
@@ -35,7 +36,7 @@ public final class NodeResources implements AutoCloseable {
   private final BufferAllocator allocator;
   private final SliceStore sliceStore = new SliceStore();
   private final AllocatorReaper reaper = new AllocatorReaper();
-  private final TableOpener tables;
+  private final TableAccess tables;
   private final SliceLoader loader;
   private final SlicePlanner planner;
   private final ExecutorService loadExecutor;
@@ -54,8 +55,8 @@ public final class NodeResources implements AutoCloseable {
 
   private NodeResources(Builder builder) {
     this.allocator = new RootAllocator(builder.memoryLimitBytes);
-    this.tables = new TableOpener(builder.storage);
-    this.loader = new SliceLoader(allocator, tables.io(), reaper);
+    this.tables = new TableAccess(builder.storage, builder.catalogs);
+    this.loader = new SliceLoader(allocator, tables, reaper);
     this.planner = new SlicePlanner(builder.sliceTargetBytes);
     this.loadsPerDataset = builder.loadsPerDataset;
     this.retireLinger = builder.retireLinger;
@@ -81,7 +82,7 @@ public final class NodeResources implements AutoCloseable {
     return sliceStore;
   }
 
-  public TableOpener tables() {
+  public TableAccess tables() {
     return tables;
   }
 
@@ -186,6 +187,7 @@ public final class NodeResources implements AutoCloseable {
     private int loadThreads = LOAD_THREADS_DEFAULT;
     private int loadsPerDataset = LOADS_PER_DATASET_DEFAULT;
     private StorageSettings storage = StorageSettings.defaults();
+    private CatalogSettings catalogs = CatalogSettings.none();
     private java.time.Duration retireLinger = RETIRE_LINGER_DEFAULT;
 
     private Builder() {}
@@ -223,6 +225,11 @@ public final class NodeResources implements AutoCloseable {
 
     public Builder storage(StorageSettings settings) {
       this.storage = settings;
+      return this;
+    }
+
+    public Builder catalogs(CatalogSettings settings) {
+      this.catalogs = settings;
       return this;
     }
 

@@ -4,8 +4,9 @@ import io.floe.arrow.ArrowSchemas;
 import io.floe.arrow.BatchPacker;
 import io.floe.arrow.RecordBatchBuilder;
 import io.floe.iceberg.SliceRecords;
+import io.floe.table.StorageFailures;
+import io.floe.table.TableAccess;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
@@ -13,7 +14,6 @@ import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
-import org.apache.iceberg.io.FileIO;
 
 /**
  * Decodes a slice's Parquet row groups into Arrow record batches under a fresh child of the node's
@@ -23,17 +23,21 @@ import org.apache.iceberg.io.FileIO;
  */
 public final class SliceLoader {
   private final BufferAllocator nodeAllocator;
-  private final FileIO io;
+  private final TableAccess tables;
   private final AllocatorReaper reaper;
 
-  public SliceLoader(BufferAllocator nodeAllocator, FileIO io, AllocatorReaper reaper) {
+  public SliceLoader(BufferAllocator nodeAllocator, TableAccess tables, AllocatorReaper reaper) {
     this.nodeAllocator = nodeAllocator;
-    this.io = io;
+    this.tables = tables;
     this.reaper = reaper;
   }
 
+  /**
+   * @throws io.floe.table.StorageFailure when a data or delete file is missing, refused or cannot
+   *     be decoded, naming it
+   */
   public LoadedSlice load(SliceSpec spec) {
-    SliceRecords records = new SliceRecords(io, spec);
+    SliceRecords records = new SliceRecords(tables.io(spec.source()), spec);
     BufferAllocator sliceAllocator =
         nodeAllocator.newChildAllocator("slice " + spec.sliceId(), 0, Long.MAX_VALUE);
     List<ArrowRecordBatch> built = new ArrayList<>();
@@ -59,6 +63,14 @@ public final class SliceLoader {
     }
   }
 
+  private static String describe(FileScanTask task) {
+    String what = "data file '" + task.file().location() + "'";
+    if (!task.deletes().isEmpty()) {
+      what += " (or one of its " + task.deletes().size() + " delete files)";
+    }
+    return what;
+  }
+
   private static void buildBatches(
       SliceRecords records, int batchRows, BufferAllocator scratch, List<ArrowRecordBatch> out) {
     List<FileScanTask> tasks = records.tasks();
@@ -79,8 +91,8 @@ public final class SliceLoader {
               out.add(builder.finish());
             }
           }
-        } catch (IOException e) {
-          throw new UncheckedIOException("Failed to read " + task.file().location(), e);
+        } catch (IOException | RuntimeException e) {
+          throw StorageFailures.translateReading(e, describe(task));
         }
       }
       if (builder.rows() > 0) {

@@ -1,6 +1,7 @@
 package io.floe.slice;
 
 import io.floe.serialization.CborSerializable;
+import io.floe.table.TableSource;
 import java.util.List;
 
 /**
@@ -9,6 +10,7 @@ import java.util.List;
  * filter, as Iceberg's JSON task form), the schema to serve and the batch size.
  *
  * @param sliceId the sharded entity id: {@code dataset/generation/index}
+ * @param source the table the tasks' files belong to, which decides the FileIO that reads them
  * @param requestedSchemaJson the served columns, as Iceberg schema JSON
  * @param filterJson the full row filter as Iceberg expression JSON (re-checked per row)
  * @param nameMappingJson the table's name mapping for files without field ids, or null
@@ -16,6 +18,7 @@ import java.util.List;
  */
 public record SliceSpec(
     String sliceId,
+    TableSource source,
     String requestedSchemaJson,
     String filterJson,
     String nameMappingJson,

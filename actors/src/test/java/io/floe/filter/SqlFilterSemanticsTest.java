@@ -5,8 +5,8 @@ import static org.apache.iceberg.types.Types.NestedField.required;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.floe.dataset.DatasetSpec;
-import io.floe.iceberg.StorageSettings;
-import io.floe.iceberg.TableOpener;
+import io.floe.table.StorageSettings;
+import io.floe.table.TableAccess;
 import io.floe.testing.IcebergTestTables;
 import io.floe.testing.SliceReads;
 import java.math.BigDecimal;
@@ -83,7 +83,7 @@ class SqlFilterSemanticsTest {
 
   @TempDir static Path dir;
   private BufferAllocator allocator;
-  private TableOpener tables;
+  private TableAccess tables;
   private SliceReads reads;
   private List<Record> rows;
   private String table;
@@ -91,7 +91,7 @@ class SqlFilterSemanticsTest {
   @BeforeAll
   void writeTable() {
     allocator = new RootAllocator();
-    tables = new TableOpener(StorageSettings.defaults());
+    tables = new TableAccess(StorageSettings.defaults());
     reads = new SliceReads(tables, allocator, 1);
     IcebergTestTables.TestTable written = IcebergTestTables.in(dir).create("nulls", SCHEMA);
     rows = new ArrayList<>();

@@ -8,75 +8,82 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.floe.dataset.DatasetSpec;
 import io.floe.dataset.FailureKind;
+import io.floe.table.StorageSettings;
+import io.floe.table.TableAccess;
 import io.floe.testing.IcebergTestTables;
 import io.floe.testing.S3TestServer;
 import io.floe.testing.SliceReads;
 import io.floe.testing.TestRows;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
-import org.apache.hadoop.fs.FileSystem;
 import org.junit.jupiter.api.Test;
 
-/** A table on s3a:// in an S3-compatible server on 127.0.0.1 loads like a local one. */
+/**
+ * A table written with {@code s3://} in every path (as PyIceberg, Spark and Trino write them) to an
+ * S3-compatible server on 127.0.0.1 loads like a local one, given as {@code s3://}, {@code s3a://}
+ * or {@code s3n://}; refused credentials and missing buckets or objects say what was wrong.
+ */
 class S3TableLoadingTest {
 
   private static StorageSettings settings(S3TestServer s3, String secret) {
-    return StorageSettings.builder()
-        .s3Endpoint(s3.endpoint().toString())
-        .s3Region(s3.region())
-        .s3PathStyleAccess(true)
-        .s3Credentials(s3.accessKey(), secret)
-        .hadoopProperty("fs.s3a.attempts.maximum", "1")
-        .hadoopProperty("fs.s3a.retry.limit", "1")
-        .build();
+    StorageSettings.Builder builder = StorageSettings.builder();
+    s3.fileIOProperties(secret).forEach(builder::property);
+    return builder.build();
   }
 
   @Test
-  void s3aTableWithDeletesMatchesGenericRead() throws Exception {
+  void s3TableWithDeletesMatchesGenericReadUnderEveryS3Scheme() throws Exception {
     try (S3TestServer s3 = S3TestServer.start();
         BufferAllocator allocator = new RootAllocator()) {
       IcebergTestTables.TestTable table =
-          IcebergTestTables.at(s3.uri("warehouse"), s3.hadoopConfiguration())
+          IcebergTestTables.inCatalog(s3.catalog("warehouse"), "db")
               .create("events", TestRows.EVENTS)
               .appendFiles(2, 1_500, TestRows.events(6))
               .deletePositions(r -> (Long) r.getField("id") % 5 == 0);
-      assertThat(table.metadataLocation()).startsWith("s3a://");
+      String metadata = table.metadataLocation();
+      assertThat(metadata).startsWith("s3://");
+      assertThat(table.dataFiles()).allSatisfy(f -> assertThat(f.location()).startsWith("s3://"));
 
       StorageSettings storage = settings(s3, s3.secretKey());
       assertThat(storage.toString()).doesNotContain(s3.secretKey()).contains("hidden");
-      try (TableOpener tables = new TableOpener(storage);
+      try (TableAccess tables = new TableAccess(storage);
           SliceReads reads = new SliceReads(tables, allocator, 1)) {
-        DatasetSpec spec = DatasetSpec.of("s3", table.metadataLocation());
+        DatasetSpec spec = DatasetSpec.of("s3", metadata);
         assertSameRows(sortedById(reads.readAll(spec)), sortedById(readAllGeneric(table.table())));
         assertThat(reads.plan(spec).slices().size()).isGreaterThan(2);
-        // A table directory (no metadata file named) resolves through version-hint.text.
-        assertThat(reads.readAll(DatasetSpec.of("s3", table.location()))).hasSize(2_400);
+        for (String scheme : new String[] {"s3a", "s3n"}) {
+          String other = scheme + metadata.substring("s3".length());
+          assertThat(reads.readAll(DatasetSpec.of("s3", other))).hasSize(2_400);
+        }
       }
       assertThat(allocator.getAllocatedMemory()).isZero();
     }
   }
 
   @Test
-  void wrongCredentialsAndMissingTablesSayWhatWasWrong() throws Exception {
+  void refusedCredentialsAndMissingBucketsAndObjectsSayWhatWasWrong() throws Exception {
     try (S3TestServer s3 = S3TestServer.start()) {
       IcebergTestTables.TestTable table =
-          IcebergTestTables.at(s3.uri("warehouse"), s3.hadoopConfiguration())
+          IcebergTestTables.inCatalog(s3.catalog("warehouse"), "db")
               .create("events", TestRows.EVENTS)
               .appendFiles(1, 100, TestRows.events(6));
-      // Hadoop caches one filesystem per bucket per JVM, whatever its credentials; a node has one
-      // storage configuration, but this test has two, so it empties the cache between them.
-      FileSystem.closeAll();
-      try (TableOpener wrong = new TableOpener(settings(s3, "not-the-secret"))) {
-        assertThatThrownBy(() -> wrong.open(table.metadataLocation()))
+      String metadata = table.metadataLocation();
+      try (TableAccess wrong = new TableAccess(settings(s3, "not-the-secret"))) {
+        assertThatThrownBy(() -> wrong.open(wrong.resolve(metadata, null)))
             .satisfies(
                 e -> assertThat(FailureKind.of(e)).isEqualTo(FailureKind.STORAGE_ACCESS_DENIED))
-            .hasMessageContaining(s3.bucket());
+            .hasMessageContaining("S3 refused the node's credentials")
+            .hasMessageContaining(metadata);
       }
-      FileSystem.closeAll();
-      try (TableOpener tables = new TableOpener(settings(s3, s3.secretKey()))) {
-        assertThatThrownBy(() -> tables.open(s3.uri("warehouse/nothing-here")))
+      try (TableAccess tables = new TableAccess(settings(s3, s3.secretKey()))) {
+        String missingObject = s3.uri("warehouse/db/nothing/metadata/v1.metadata.json");
+        assertThatThrownBy(() -> tables.open(tables.resolve(missingObject, null)))
             .satisfies(e -> assertThat(FailureKind.of(e)).isEqualTo(FailureKind.NOT_FOUND))
-            .hasMessageContaining("nothing-here");
+            .hasMessageContaining(missingObject);
+        String missingBucket = "s3://no-such-bucket-here/t/metadata/v1.metadata.json";
+        assertThatThrownBy(() -> tables.open(tables.resolve(missingBucket, null)))
+            .satisfies(e -> assertThat(FailureKind.of(e)).isEqualTo(FailureKind.NOT_FOUND))
+            .hasMessageContaining("no-such-bucket-here");
       }
     }
   }

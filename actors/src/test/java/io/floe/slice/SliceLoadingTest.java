@@ -8,8 +8,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.floe.dataset.DatasetSpec;
 import io.floe.iceberg.ScanPlan;
-import io.floe.iceberg.StorageSettings;
-import io.floe.iceberg.TableOpener;
+import io.floe.table.StorageSettings;
+import io.floe.table.TableAccess;
 import io.floe.testing.IcebergTestTables;
 import io.floe.testing.SliceReads;
 import io.floe.testing.TestRows;
@@ -28,13 +28,13 @@ import org.junit.jupiter.api.io.TempDir;
 class SliceLoadingTest {
   @TempDir Path dir;
   private BufferAllocator allocator;
-  private TableOpener tables;
+  private TableAccess tables;
   private SliceReads reads;
 
   @BeforeEach
   void setUp() {
     allocator = new RootAllocator();
-    tables = new TableOpener(StorageSettings.defaults());
+    tables = new TableAccess(StorageSettings.defaults());
     reads = new SliceReads(tables, allocator, 1);
   }
 

@@ -26,6 +26,10 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.SupportsNamespaces;
+import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.InternalRecordWrapper;
@@ -68,11 +72,17 @@ public final class IcebergTestTables {
 
   private final String baseLocation;
   private final Configuration conf;
+  private final Catalog catalog;
+  private final Namespace namespace;
   private final Map<String, String> properties = new LinkedHashMap<>();
 
-  private IcebergTestTables(String baseLocation, Configuration conf) {
-    this.baseLocation = baseLocation.endsWith("/") ? baseLocation : baseLocation + "/";
+  private IcebergTestTables(
+      String baseLocation, Configuration conf, Catalog catalog, Namespace namespace) {
+    this.baseLocation =
+        baseLocation == null || baseLocation.endsWith("/") ? baseLocation : baseLocation + "/";
     this.conf = conf;
+    this.catalog = catalog;
+    this.namespace = namespace;
     properties.put(TableProperties.FORMAT_VERSION, "2");
     properties.put(
         TableProperties.PARQUET_ROW_GROUP_SIZE_BYTES, String.valueOf(DEFAULT_ROW_GROUP_BYTES));
@@ -84,15 +94,19 @@ public final class IcebergTestTables {
 
   /** Tables under a local directory; each table lives in {@code dir/<name>}. */
   public static IcebergTestTables in(Path dir) {
-    return new IcebergTestTables(dir.toAbsolutePath().toString(), new Configuration());
+    return new IcebergTestTables(dir.toAbsolutePath().toString(), new Configuration(), null, null);
   }
 
   /**
-   * Tables under any Hadoop file system location, e.g. {@code s3a://bucket/warehouse} with {@link
-   * S3TestServer#hadoopConfiguration()}.
+   * Tables in {@code namespace} of a catalog, written through the catalog's FileIO, e.g. {@link
+   * S3TestServer#catalog(String)} for tables with {@code s3://} paths.
    */
-  public static IcebergTestTables at(String baseLocation, Configuration conf) {
-    return new IcebergTestTables(baseLocation, conf);
+  public static IcebergTestTables inCatalog(Catalog catalog, String namespace) {
+    Namespace ns = Namespace.of(namespace);
+    if (catalog instanceof SupportsNamespaces namespaces && !namespaces.namespaceExists(ns)) {
+      namespaces.createNamespace(ns);
+    }
+    return new IcebergTestTables(null, new Configuration(), catalog, ns);
   }
 
   /** Sets a table property for tables created from now on. */
@@ -110,8 +124,14 @@ public final class IcebergTestTables {
     return conf;
   }
 
+  /** Where a table of this name lives (for tables in a local directory). */
   public String location(String name) {
     return baseLocation + name;
+  }
+
+  /** The identifier of a table of this name in the catalog, {@code namespace.name}. */
+  public TableIdentifier identifier(String name) {
+    return TableIdentifier.of(namespace, name);
   }
 
   public TestTable create(String name, Schema schema) {
@@ -119,13 +139,18 @@ public final class IcebergTestTables {
   }
 
   public TestTable create(String name, Schema schema, PartitionSpec spec) {
-    Table table = new HadoopTables(conf).create(schema, spec, properties, location(name));
+    Table table =
+        catalog == null
+            ? new HadoopTables(conf).create(schema, spec, properties, location(name))
+            : catalog.createTable(identifier(name), schema, spec, properties);
     return new TestTable(table, conf);
   }
 
   /** Loads a table this fixture (or anything else) wrote under {@code name}. */
   public Table load(String name) {
-    return new HadoopTables(conf).load(location(name));
+    return catalog == null
+        ? new HadoopTables(conf).load(location(name))
+        : catalog.loadTable(identifier(name));
   }
 
   /** Every live row of the current snapshot, deletes applied, in no particular order. */

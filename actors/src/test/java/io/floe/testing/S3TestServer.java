@@ -6,10 +6,13 @@ import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
+import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Stream;
-import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FileSystem;
+import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.aws.s3.S3FileIO;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.jdbc.JdbcCatalog;
 import org.gaul.s3proxy.S3Proxy;
 import org.gaul.s3proxy.auth.AuthenticationType;
 import org.gaul.s3proxy.blobstore.BlobStore;
@@ -21,7 +24,7 @@ import org.gaul.s3proxy.nio2blob.FilesystemNio2BlobStore;
  *
  * <pre>{@code
  * try (S3TestServer s3 = S3TestServer.start()) {
- *   IcebergTestTables tables = IcebergTestTables.at(s3.uri("warehouse"), s3.hadoopConfiguration());
+ *   IcebergTestTables tables = IcebergTestTables.inCatalog(s3.catalog("warehouse"), "db");
  *   ...
  * }
  * }</pre>
@@ -45,11 +48,7 @@ public final class S3TestServer implements AutoCloseable {
     this.bucket = bucket;
   }
 
-  /**
-   * Starts a server on a free port with a fresh bucket. The bucket name is unique per server
-   * because Hadoop caches one S3A file system per bucket for the whole JVM: a second server reusing
-   * a name would be reached through the first one's endpoint.
-   */
+  /** Starts a server on a free port with a fresh, uniquely named bucket. */
   public static S3TestServer start() throws Exception {
     Path dataDir = Files.createTempDirectory("floe-s3-");
     BlobStore store = new FilesystemNio2BlobStore(dataDir.toString());
@@ -89,55 +88,53 @@ public final class S3TestServer implements AutoCloseable {
     return bucket;
   }
 
-  /** {@code s3a://<bucket>/<path>}. */
+  /** {@code s3://<bucket>/<path>}, as every writer puts paths into a table's metadata. */
   public String uri(String path) {
-    return "s3a://" + bucket + "/" + (path.startsWith("/") ? path.substring(1) : path);
+    return "s3://" + bucket + "/" + (path.startsWith("/") ? path.substring(1) : path);
   }
 
-  /** A fresh Hadoop configuration under which {@code s3a://<bucket>/} reaches this server. */
-  public Configuration hadoopConfiguration() {
-    Configuration conf = new Configuration();
-    conf.set("fs.s3a.endpoint", endpoint().toString());
-    conf.set("fs.s3a.endpoint.region", REGION);
-    conf.setBoolean("fs.s3a.path.style.access", true);
-    conf.setBoolean("fs.s3a.connection.ssl.enabled", false);
-    conf.set(
-        "fs.s3a.aws.credentials.provider", "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider");
-    conf.set("fs.s3a.access.key", ACCESS_KEY);
-    conf.set("fs.s3a.secret.key", SECRET_KEY);
-    // Never look elsewhere for the bucket's region: everything stays on 127.0.0.1.
-    conf.setBoolean("fs.s3a.cross.region.access.enabled", false);
-    // Hadoop 3.5's defaults already avoid the SDK's flexible checksums; pin them so a newer
-    // default cannot send checksum trailers s3proxy does not verify.
-    conf.setBoolean("fs.s3a.checksum.generation", false);
-    conf.setBoolean("fs.s3a.checksum.validation", false);
-    conf.set("fs.s3a.create.checksum.algorithm", "NONE");
-    // Skip the existence and parent-directory probes before each create: one request per file
-    // instead of several, which halves the time to write a table of many small files.
-    conf.setBoolean("fs.s3a.create.performance", true);
-    // Buffer uploads in memory rather than in files under hadoop.tmp.dir.
-    conf.set("fs.s3a.fast.upload.buffer", "array");
-    // A test against a dead server should fail in seconds, not after minutes of back-off.
-    conf.setInt("fs.s3a.attempts.maximum", 2);
-    conf.setInt("fs.s3a.retry.limit", 2);
-    conf.set("fs.s3a.retry.interval", "100ms");
-    conf.set("fs.s3a.connection.establish.timeout", "15s"); // S3A's minimum
-    conf.set("fs.s3a.connection.timeout", "30s");
-    return conf;
+  /** Iceberg FileIO properties under which {@code s3://<bucket>/} reaches this server. */
+  public Map<String, String> fileIOProperties(String secretKey) {
+    return Map.of(
+        "s3.endpoint", endpoint().toString(),
+        "s3.path-style-access", "true",
+        "s3.access-key-id", ACCESS_KEY,
+        "s3.secret-access-key", secretKey,
+        "client.region", REGION);
+  }
+
+  public Map<String, String> fileIOProperties() {
+    return fileIOProperties(SECRET_KEY);
+  }
+
+  /**
+   * A JDBC catalog (in a SQLite file of this server's) writing tables under {@code
+   * s3://<bucket>/<warehouse>} through Iceberg's S3FileIO, with {@code s3://} in every path of
+   * their metadata, as PyIceberg, Spark or Trino leave them.
+   */
+  public Catalog catalog(String warehouse) {
+    JdbcCatalog catalog = new JdbcCatalog();
+    Map<String, String> properties = new java.util.HashMap<>(fileIOProperties());
+    properties.put(CatalogProperties.URI, jdbcUri());
+    properties.put(CatalogProperties.WAREHOUSE_LOCATION, uri(warehouse));
+    properties.put(CatalogProperties.FILE_IO_IMPL, S3FileIO.class.getName());
+    catalog.setConf(new org.apache.hadoop.conf.Configuration());
+    catalog.initialize("s3-test", properties);
+    return catalog;
+  }
+
+  /** The SQLite database of {@link #catalog}'s tables. */
+  public String jdbcUri() {
+    return "jdbc:sqlite:" + dataDir.resolve("catalog.db");
   }
 
   @Override
   public void close() throws Exception {
     try {
-      // Evict this bucket's cached S3A file system (and its threads); leave others alone.
-      FileSystem.get(URI.create("s3a://" + bucket + "/"), hadoopConfiguration()).close();
+      proxy.stop();
     } finally {
-      try {
-        proxy.stop();
-      } finally {
-        store.close();
-        deleteRecursively(dataDir);
-      }
+      store.close();
+      deleteRecursively(dataDir);
     }
   }
 

@@ -3,11 +3,12 @@ package io.floe.testing;
 import io.floe.dataset.DatasetSpec;
 import io.floe.iceberg.ScanPlan;
 import io.floe.iceberg.SlicePlanner;
-import io.floe.iceberg.TableOpener;
 import io.floe.slice.AllocatorReaper;
 import io.floe.slice.LoadedSlice;
 import io.floe.slice.SliceLoader;
 import io.floe.slice.SliceSpec;
+import io.floe.table.TableAccess;
+import io.floe.table.TableSource;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
@@ -20,21 +21,22 @@ import org.apache.iceberg.data.Record;
 
 /** Plans a dataset, loads every slice as a node would, and reads the batches back as records. */
 public final class SliceReads implements AutoCloseable {
-  private final TableOpener tables;
+  private final TableAccess tables;
   private final SlicePlanner planner;
   private final SliceLoader loader;
   private final BufferAllocator allocator;
   private final AllocatorReaper reaper = new AllocatorReaper();
 
-  public SliceReads(TableOpener tables, BufferAllocator allocator, long sliceTargetBytes) {
+  public SliceReads(TableAccess tables, BufferAllocator allocator, long sliceTargetBytes) {
     this.tables = tables;
     this.allocator = allocator;
     this.planner = new SlicePlanner(sliceTargetBytes);
-    this.loader = new SliceLoader(allocator, tables.io(), reaper);
+    this.loader = new SliceLoader(allocator, tables, reaper);
   }
 
   public ScanPlan plan(DatasetSpec spec) {
-    return planner.plan(tables.open(spec.table()), spec, 1);
+    TableSource source = tables.resolve(spec.table(), spec.catalog());
+    return planner.plan(source, tables.open(source), spec, 1);
   }
 
   /** The served rows in global (plan) order; every slice is released before returning. */

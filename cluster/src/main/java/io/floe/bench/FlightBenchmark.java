@@ -77,7 +77,10 @@ public final class FlightBenchmark {
       long arrowBytes = status.path("bytes").asLong();
       long held = node.resources().allocator().getAllocatedMemory();
       FlightInfo info = client.plan("bench", 0, 1);
-      Table iceberg = node.resources().tables().open(table.metadataLocation());
+      Table iceberg =
+          node.resources()
+              .tables()
+              .open(new io.floe.table.TableSource.AtLocation(table.metadataLocation()));
 
       JobOptions shuffled =
           JobOptions.builder("bench-shuffled", "bench", jobBatchRows).seed(1).build();

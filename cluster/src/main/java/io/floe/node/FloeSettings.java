@@ -2,7 +2,8 @@ package io.floe.node;
 
 import com.typesafe.config.Config;
 import io.floe.gateway.GatewaySettings;
-import io.floe.iceberg.StorageSettings;
+import io.floe.table.CatalogSettings;
+import io.floe.table.StorageSettings;
 import io.floe.ticket.TicketSigner;
 import java.time.Duration;
 import org.apache.arrow.flight.Location;
@@ -28,12 +29,20 @@ public record FloeSettings(
     Duration loadWaitTimeout,
     Duration stallTimeout,
     StorageSettings storage,
+    CatalogSettings catalogs,
     boolean managementEnabled,
     boolean kubernetesDiscovery,
     String ticketSecret,
     Duration ticketTtl) {
 
   public static FloeSettings fromConfig(Config root) {
+    return fromConfig(root, System.getenv());
+  }
+
+  /**
+   * @param env the environment, for {@code FLOE_STORAGE__*} and {@code FLOE_CATALOG__*} properties
+   */
+  public static FloeSettings fromConfig(Config root, java.util.Map<String, String> env) {
     Config floe = root.getConfig("floe");
     String bind = floe.getString("flight.bind-host");
     String advertised = floe.getString("flight.advertised-host").trim();
@@ -50,7 +59,8 @@ public record FloeSettings(
         floe.getDuration("gateway.ask-timeout"),
         floe.getDuration("gateway.load-wait-timeout"),
         floe.getDuration("gateway.stall-timeout"),
-        StorageSettings.fromConfig(floe.getConfig("storage")),
+        StorageSettings.fromConfig(floe.getConfig("storage"), env),
+        CatalogSettings.fromConfig(floe.getConfig("catalogs"), env),
         floe.getBoolean("management.enabled"),
         discovery(floe.getString("cluster.discovery")),
         floe.getString("security.ticket-secret"),
@@ -98,6 +108,7 @@ public record FloeSettings(
         .loadThreads(loadThreads)
         .loadsPerDataset(loadsPerDataset)
         .retireLinger(retireLinger)
-        .storage(storage);
+        .storage(storage)
+        .catalogs(catalogs);
   }
 }

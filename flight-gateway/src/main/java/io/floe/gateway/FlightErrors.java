@@ -30,6 +30,11 @@ public final class FlightErrors {
         return CallStatus.RESOURCE_EXHAUSTED;
       case STORAGE_ACCESS_DENIED:
         return CallStatus.UNAUTHORIZED;
+      case STORAGE_UNAVAILABLE:
+        return CallStatus.UNAVAILABLE;
+      case UNREADABLE_DATA:
+        // The named table holds a file that cannot be decoded: retrying will not help.
+        return CallStatus.INVALID_ARGUMENT;
       default:
         return CallStatus.INTERNAL;
     }

@@ -15,7 +15,16 @@ import java.util.Set;
 public record LoadRequest(DatasetSpec spec, boolean untilReady) {
   private static final String WHAT = "load action body";
   private static final Set<String> FIELDS =
-      Set.of("name", "table", "snapshot_id", "as_of", "columns", "filter", "batch_rows", "wait");
+      Set.of(
+          "name",
+          "table",
+          "catalog",
+          "snapshot_id",
+          "as_of",
+          "columns",
+          "filter",
+          "batch_rows",
+          "wait");
 
   public static LoadRequest parse(byte[] body) {
     ObjectNode node = Json.parseObject(body, WHAT);
@@ -24,6 +33,7 @@ public record LoadRequest(DatasetSpec spec, boolean untilReady) {
         new DatasetSpec(
             fields.requiredString("name"),
             fields.requiredString("table"),
+            fields.optionalString("catalog"),
             fields.optionalLong("snapshot_id"),
             asOfMillis(fields.raw("as_of")),
             fields.optionalStrings("columns"),
@@ -77,6 +87,9 @@ public record LoadRequest(DatasetSpec spec, boolean untilReady) {
     ObjectNode node = Json.object();
     node.put("name", spec.name());
     node.put("table", spec.table());
+    if (spec.catalog() != null) {
+      node.put("catalog", spec.catalog());
+    }
     if (spec.snapshotId() != null) {
       node.put("snapshot_id", spec.snapshotId());
     }

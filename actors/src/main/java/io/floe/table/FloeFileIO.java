@@ -1,0 +1,90 @@
+package io.floe.table;
+
+import java.util.List;
+import java.util.Locale;
+import org.apache.iceberg.io.FileInfo;
+import org.apache.iceberg.io.InputFile;
+import org.apache.iceberg.io.OutputFile;
+import org.apache.iceberg.io.ResolvingFileIO;
+
+/**
+ * Iceberg's {@link ResolvingFileIO} (S3FileIO for {@code s3://}, {@code s3a://} and {@code s3n://};
+ * GCSFileIO for {@code gs://}; ADLSFileIO for {@code abfs(s)://} and {@code wasb(s)://}; Hadoop's
+ * local file system for {@code file:} and plain paths), refusing every other scheme: a table's
+ * metadata names the files the node reads, and a path such as {@code http://...} or {@code
+ * hdfs://...} must not make the node reach somewhere else. Used for tables named by location and,
+ * as their default {@code io-impl}, for catalogs.
+ */
+public class FloeFileIO extends ResolvingFileIO {
+  /** Schemes this FileIO reads, in the order error messages list them. */
+  public static final List<String> SCHEMES =
+      List.of("s3", "s3a", "s3n", "gs", "abfs", "abfss", "wasb", "wasbs", "file");
+
+  /**
+   * @throws StorageFailure UNSUPPORTED_LOCATION for any scheme but {@link #SCHEMES}
+   */
+  public static void checkScheme(String location) {
+    String scheme = scheme(location);
+    if (scheme != null && !SCHEMES.contains(scheme.toLowerCase(Locale.ROOT))) {
+      throw new StorageFailure(
+          StorageFailure.Reason.UNSUPPORTED_LOCATION,
+          String.format(
+              "Unsupported location '%s': Floe reads %s and local paths",
+              location,
+              String.join(
+                  ", ", SCHEMES.stream().map(s -> s + (s.equals("file") ? ":" : "://")).toList())),
+          null);
+    }
+  }
+
+  /** The scheme before ':', or null for a plain path. */
+  static String scheme(String location) {
+    int colon = location.indexOf(':');
+    if (colon <= 0) {
+      return null;
+    }
+    for (int i = 0; i < colon; i++) {
+      char c = location.charAt(i);
+      if (!(Character.isLetterOrDigit(c) || c == '+' || c == '-' || c == '.')) {
+        return null; // a colon inside a path, not a scheme
+      }
+    }
+    return location.substring(0, colon);
+  }
+
+  @Override
+  public InputFile newInputFile(String location) {
+    checkScheme(location);
+    return super.newInputFile(location);
+  }
+
+  @Override
+  public InputFile newInputFile(String location, long length) {
+    checkScheme(location);
+    return super.newInputFile(location, length);
+  }
+
+  @Override
+  public OutputFile newOutputFile(String location) {
+    checkScheme(location);
+    return super.newOutputFile(location);
+  }
+
+  @Override
+  public void deleteFile(String location) {
+    checkScheme(location);
+    super.deleteFile(location);
+  }
+
+  @Override
+  public Iterable<FileInfo> listPrefix(String prefix) {
+    checkScheme(prefix);
+    return super.listPrefix(prefix);
+  }
+
+  @Override
+  public void deletePrefix(String prefix) {
+    checkScheme(prefix);
+    super.deletePrefix(prefix);
+  }
+}
