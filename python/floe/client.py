@@ -186,28 +186,36 @@ class FloeClient:
         name: str,
         table: str,
         *,
+        catalog: Optional[str] = None,
         columns: Optional[Sequence[str]] = None,
-        filter: Union[str, Dict[str, Any], None] = None,
+        filter: Any = None,
         snapshot_id: Optional[int] = None,
         as_of: Union[None, int, str, _dt.datetime] = None,
         batch_rows: Optional[int] = None,
         wait: bool = True,
     ) -> dict:
-        """Loads ``table`` (a ``*.metadata.json`` location or a table directory; a path, ``file:``
-        or ``s3a://``) as dataset ``name`` and answers its status. With ``wait`` (the default) it
-        answers once the dataset is READY; without, once it is planned (LOADING).
+        """Loads ``table`` as dataset ``name`` and answers its status. With ``wait`` (the default)
+        it answers once the dataset is READY; without, once it is planned (LOADING).
 
-        ``as_of`` is epoch milliseconds, an ISO-8601 instant or an aware ``datetime``. Loading a
-        name again with the same spec answers its status; with another spec it raises
+        ``table`` is a ``*.metadata.json`` location or a table directory with a version hint
+        (``s3://``, ``s3a://``, ``gs://``, ``abfs://``, a path), or a table in a catalog the nodes
+        are configured with: ``"lake.db.clicks"``, or ``"db.clicks"`` with ``catalog="lake"``.
+
+        ``filter`` is a string in Floe's filter syntax (PyIceberg's string forms work too), an
+        Iceberg expression in its JSON form as a dict, or a PyIceberg ``BooleanExpression``, sent
+        unchanged. ``as_of`` is epoch milliseconds, an ISO-8601 instant or an aware ``datetime``.
+        Loading a name again with the same spec answers its status; with another spec it raises
         :class:`~floe.errors.AlreadyExists`.
         """
         spec: Dict[str, Any] = {"name": name, "table": str(table)}
+        if catalog is not None:
+            spec["catalog"] = str(catalog)
         if columns is not None:
             if isinstance(columns, str):
                 raise TypeError("columns must be a sequence of column names, not a string")
             spec["columns"] = list(columns)
         if filter is not None:
-            spec["filter"] = filter
+            spec["filter"] = _filter_json(filter)
         if snapshot_id is not None:
             spec["snapshot_id"] = int(snapshot_id)
         if as_of is not None:
@@ -665,6 +673,21 @@ class _Fetch:
                     reader.cancel()
                 except Exception:  # pragma: no cover
                     pass
+
+
+def _filter_json(expression: Any) -> Union[str, Dict[str, Any]]:
+    """A filter as the ``load`` action takes it: text, or an Iceberg expression as JSON. A PyIceberg
+    expression (any object with ``model_dump_json``) is sent in the JSON form Iceberg's REST
+    protocol defines, which the server parses with Iceberg's own parser."""
+    if isinstance(expression, (str, dict)):
+        return expression
+    dump = getattr(expression, "model_dump_json", None)
+    if callable(dump):
+        return json.loads(dump())
+    raise TypeError(
+        f"filter must be a string, an Iceberg JSON expression (dict) or a PyIceberg expression, "
+        f"not {type(expression).__name__}"
+    )
 
 
 def read(

@@ -62,7 +62,7 @@ def classpath() -> str:
 class Node:
     """A Floe data node process on 127.0.0.1; ``address`` is its Flight URI."""
 
-    def __init__(self, classpath: str, log: Path, settings: dict = None):
+    def __init__(self, classpath: str, log: Path, settings: dict = None, env: dict = None):
         self.port = free_port()
         self.address = f"grpc+tcp://127.0.0.1:{self.port}"
         self.log = log
@@ -84,8 +84,13 @@ class Node:
             "io.floe.node.Main",
         ]
         self._log_file = open(log, "wb")
+        environment = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "FLOE_"))}
+        # Never ask the EC2 instance metadata address for credentials: tests stay on 127.0.0.1.
+        environment["AWS_EC2_METADATA_DISABLED"] = "true"
+        environment.update(env or {})
         self.process = subprocess.Popen(
-            command, cwd=ROOT, stdout=self._log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            command, cwd=ROOT, stdout=self._log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            env=environment,
         )
 
     def tail(self, lines: int = 40) -> str:
