@@ -288,10 +288,18 @@ class FloeClient:
         """Registers ``spec`` (see :meth:`register_job`) and answers the job's status."""
         return self._action("register_job", spec.to_json())
 
-    def job_status(self, job: str) -> dict:
+    def job_status(self, job: str, epoch: Optional[int] = None) -> dict:
         """The job's status with its counters (``rows_leased``, ``rows_acknowledged``,
-        ``rows_reissued``, ``leases_active``) and, in dynamic mode, its epochs' progress."""
-        return self._action("job_status", {"job": job})
+        ``rows_reissued``, ``leases_active``) and, in dynamic mode, its epochs' progress.
+
+        ``layout``, ``rows`` and ``batches_per_epoch`` are those of ``epoch`` (default: the latest
+        epoch begun). An epoch not begun yet begins on the dataset's newest layout, unless the job
+        was registered with ``pin_layout``: after a refresh, epochs read the new snapshot from
+        the next one begun."""
+        body: Dict[str, Any] = {"job": job}
+        if epoch is not None:
+            body["epoch"] = int(epoch)
+        return self._action("job_status", body)
 
     def drop_job(self, job: str) -> dict:
         """Drops a job; answers the status it had plus ``dropped``."""
@@ -367,7 +375,8 @@ class FloeClient:
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"Invalid {name}: {value!r} (must be an integer >= {low})")
         if batch_to is None:
-            batch_to = int(self._job_call("job_status", spec, {"job": spec.job})["batches_per_epoch"])
+            status = self._job_call("job_status", spec, {"job": spec.job, "epoch": epoch})
+            batch_to = int(status["batches_per_epoch"])
         return read_epoch(
             self, spec, epoch, world_size, rank, range(batch_from, int(batch_to), batch_step),
             chunk_batches=chunk_batches, streams=streams,

@@ -87,6 +87,7 @@ class JobSpec:
     block_rows: Optional[int] = None
     window_blocks: Optional[int] = None
     lease_timeout_ms: Optional[int] = None
+    pin_layout: Optional[bool] = None
 
     def __post_init__(self) -> None:
         _check_id("job", self.job)
@@ -104,6 +105,8 @@ class JobSpec:
             if isinstance(self.columns, str):
                 raise TypeError("columns must be a sequence of column names, not a string")
             object.__setattr__(self, "columns", tuple(str(c) for c in self.columns))
+        if self.pin_layout is not None and not isinstance(self.pin_layout, bool):
+            raise TypeError(f"pin_layout must be True or False, not {self.pin_layout!r}")
         for name in ("block_rows", "window_blocks", "lease_timeout_ms"):
             value = getattr(self, name)
             if value is not None:

@@ -163,6 +163,7 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
         block_rows: Optional[int] = None,
         window_blocks: Optional[int] = None,
         lease_timeout_ms: Optional[int] = None,
+        pin_layout: Optional[bool] = None,
         rank: Optional[int] = None,
         world_size: Optional[int] = None,
         client_options: Optional[Dict[str, Any]] = None,
@@ -181,6 +182,7 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
             block_rows=block_rows,
             window_blocks=window_blocks,
             lease_timeout_ms=lease_timeout_ms,
+            pin_layout=pin_layout,
         )
         self.address = address
         self.rank = rank
@@ -191,6 +193,9 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
         self._check_world()
         with FloeClient(address, **self.client_options) as client:
             self._status = client.register_job_spec(self.spec)
+        # Each epoch's layout and batch count, as the job answers them (an epoch begins on the
+        # dataset's newest layout after a refresh, unless the job pins its layout).
+        self._epochs: Dict[int, dict] = {}
         # Set by FloeDataLoader: it unwraps dynamic items and acknowledges them.
         self._loader_acks = False
         # (epoch, batches_consumed) from load_state_dict: where that epoch goes on.
@@ -221,14 +226,23 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
     def job(self) -> str:
         return self.spec.job
 
+    def _epoch_status(self, epoch: int) -> dict:
+        status = self._epochs.get(epoch)
+        if status is None:
+            with FloeClient(self.address, **self.client_options) as client:
+                status = client._job_call("job_status", self.spec, {"job": self.spec.job, "epoch": epoch})
+            self._epochs[epoch] = status
+        return status
+
     @property
     def layout(self) -> str:
-        """The dataset layout the job is pinned to (its snapshot and slices)."""
-        return str(self._status["layout"])
+        """The dataset layout the current epoch reads (its snapshot and slices)."""
+        return str(self._epoch_status(self.epoch)["layout"])
 
     @property
     def batches_per_epoch(self) -> int:
-        return int(self._status["batches_per_epoch"])
+        """Global batches in the current epoch (its layout's rows over ``batch_rows``)."""
+        return int(self._epoch_status(self.epoch)["batches_per_epoch"])
 
     def _rank_world(self) -> Tuple[int, int]:
         rank, world = _rank_and_world()
@@ -330,7 +344,10 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
             raise ValueError(f"Unknown state version {state.get('version') if isinstance(state, dict) else state!r}")
         spec = self.spec
         saved_mode = state.get("mode", "deterministic")
-        expected = {"job": spec.job, "dataset": spec.dataset, "layout": self.layout}
+        epoch = state.get("epoch")
+        if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
+            raise ValueError(f"Invalid epoch in the state: {epoch!r}")
+        expected = {"job": spec.job, "dataset": spec.dataset, "layout": str(self._epoch_status(epoch)["layout"])}
         if not spec.dynamic:
             expected.update(seed=spec.seed, batch_rows=spec.batch_rows)
         wrong = [f"mode {saved_mode!r}, this dataset's {spec.mode!r}"] if saved_mode != spec.mode else []
@@ -341,9 +358,6 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
         ]
         if wrong:
             raise ValueError("The state was saved for another job or order: saved " + "; ".join(wrong))
-        epoch = state.get("epoch")
-        if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
-            raise ValueError(f"Invalid epoch in the state: {epoch!r}")
         self.epoch = epoch
         self._progress = None
         if spec.dynamic:

@@ -8,9 +8,13 @@ import io.floe.slice.SliceEntity;
 import io.floe.slice.SliceSpec;
 import io.floe.table.TableSource;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -20,6 +24,7 @@ import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.javadsl.StashBuffer;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
 import org.apache.pekko.actor.typed.receptionist.ServiceKey;
 import org.apache.pekko.cluster.ddata.LWWMap;
@@ -40,11 +45,19 @@ import org.apache.pekko.cluster.sharding.typed.javadsl.EntityTypeKey;
  * answers the layout (slice row counts and holders; the prefix sums of the counts are the global
  * row index) that the gateway plans reads with.
  *
- * <p>Surviving nodes that come and go: its record (spec, generation, pinned snapshot) is replicated
- * in Distributed Data and the entity is remembered, so after its node fails it restarts elsewhere,
- * re-plans the same slices and gathers them again (LOADING until every slice has answered). A slice
- * that restarts on another node (rebalance, crash) asks for its spec; the dataset then shows
- * DEGRADED with that slice missing until it reports loaded from its new holder.
+ * <p>Refresh: it plans the table's newest snapshot as a second {@link DatasetVersion}, loads only
+ * the slices that version does not share with the serving one (slice ids name their content), and
+ * switches readers to it at once when every slice is held. The replaced layout stays while a job
+ * holds it (a job finishes its epoch on the layout it started with, see {@link Hold}); its slices
+ * that nothing uses any more are freed after the retire linger, so reads planned before the switch
+ * finish.
+ *
+ * <p>Surviving nodes that come and go: its record (spec, generation, served and retained snapshots,
+ * holders) is replicated in Distributed Data and the entity is remembered, so after its node fails
+ * it restarts elsewhere, re-plans the same slices and gathers them again (LOADING until every slice
+ * has answered). A slice that restarts on another node (rebalance, crash) asks for its spec; the
+ * dataset then shows DEGRADED with that slice missing until it reports loaded from its new holder.
+ * A refresh in progress when the entity moves is lost; its caller refreshes again.
  */
 public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command> {
   public static final EntityTypeKey<Command> TYPE_KEY =
@@ -73,7 +86,33 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
 
   public record GetStatus(ActorRef<DatasetStatus> replyTo) implements Command {}
 
-  public record GetLayout(ActorRef<LayoutReply> replyTo) implements Command {}
+  /**
+   * The layout with this fingerprint (the one serving, or one kept for jobs), or with a null
+   * fingerprint the one serving.
+   */
+  public record GetLayout(String fingerprint, ActorRef<LayoutReply> replyTo) implements Command {
+    public GetLayout(ActorRef<LayoutReply> replyTo) {
+      this(null, replyTo);
+    }
+  }
+
+  /**
+   * Plan the table's newest snapshot and switch to it, loading only what changed. The reply comes
+   * at once, or with {@code untilDone} once the new layout serves (or the refresh failed). With a
+   * {@code spec} (from a load of the newest snapshot), the dataset's must be the same but for the
+   * snapshot.
+   */
+  public record Refresh(DatasetSpec spec, boolean untilDone, ActorRef<LoadReply> replyTo)
+      implements Command {}
+
+  /**
+   * From a job: the layouts (by fingerprint) it reads, which the dataset keeps until no job holds
+   * them; replaces what the job held before.
+   */
+  public record Hold(String job, List<String> fingerprints) implements Command {}
+
+  /** From a dropped job: it holds nothing any more. */
+  public record Unhold(String job) implements Command {}
 
   public record Drop(ActorRef<DatasetStatus> replyTo) implements Command {}
 
@@ -85,6 +124,13 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
   public record Stop() implements Command {}
 
   private record Planned(ScanPlan plan, Throwable failure) implements Command {}
+
+  private record RefreshPlanned(ScanPlan plan, Throwable failure) implements Command {}
+
+  private record RetainedPlanned(ScanPlan plan, Throwable failure) implements Command {}
+
+  /** The retire linger of a replaced layout's slices is over. */
+  private record ReleaseRetired(List<String> sliceIds) implements Command {}
 
   private record SliceReply(SliceEntity.LoadResult result) implements Command {}
 
@@ -122,12 +168,12 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     return Behaviors.withTimers(
         timers -> {
           timers.startTimerWithFixedDelay(new AskMissing(), ASK_MISSING_EVERY);
-          return createWithTimers(entity, resources);
+          return createWithTimers(entity, resources, timers);
         });
   }
 
   private static Behavior<Command> createWithTimers(
-      EntityContext<Command> entity, NodeResources resources) {
+      EntityContext<Command> entity, NodeResources resources, TimerScheduler<Command> timers) {
     return Behaviors.setup(
         ctx ->
             Behaviors.withStash(
@@ -136,7 +182,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
                     DistributedData.withReplicatorMessageAdapter(
                         (ReplicatorMessageAdapter<Command, LWWMap<String, DatasetRecord>>
                                 replicator) ->
-                            recover(ctx, entity, resources, stash, replicator))));
+                            recover(ctx, entity, resources, timers, stash, replicator))));
   }
 
   /** Reads this dataset's record (if any) before taking messages, stashing them meanwhile. */
@@ -144,6 +190,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
       ActorContext<Command> ctx,
       EntityContext<Command> entity,
       NodeResources resources,
+      TimerScheduler<Command> timers,
       StashBuffer<Command> stash,
       ReplicatorMessageAdapter<Command, LWWMap<String, DatasetRecord>> replicator) {
     String name = entity.getEntityId();
@@ -167,7 +214,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
                     read.record() == null ? "with no record" : "from its record");
               }
               DatasetEntity entityBehavior =
-                  new DatasetEntity(ctx, entity, resources, replicator, read.record());
+                  new DatasetEntity(ctx, entity, resources, timers, replicator, read.record());
               return stash.unstashAll(entityBehavior);
             })
         .onMessage(
@@ -189,12 +236,14 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
   private final String name;
   private final EntityContext<Command> entity;
   private final NodeResources resources;
+  private final TimerScheduler<Command> timers;
   private final ReplicatorMessageAdapter<Command, LWWMap<String, DatasetRecord>> replicator;
   private final SelfUniqueAddress selfAddress;
   private final ClusterSharding sharding;
   private final ActorRef<SliceEntity.LoadResult> sliceReplies;
   private final List<ActorRef<LoadReply>> waitingForPlan = new ArrayList<>();
   private final List<ActorRef<LoadReply>> waitingForReady = new ArrayList<>();
+  private final List<ActorRef<LoadReply>> waitingForRefresh = new ArrayList<>();
   private final List<GetSliceSpec> waitingForSpecs = new ArrayList<>();
 
   private DatasetState state = DatasetState.ABSENT;
@@ -203,27 +252,40 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
   private long requestedAtNanos;
   private double secondsToReady = -1;
   private Failure failure;
-  private ScanPlan plan;
-  private final Map<String, Integer> sliceIndex = new HashMap<>();
 
-  /** The last report of each slice; kept while it reloads so its row count stays known. */
-  private SliceEntity.Loaded[] known = new SliceEntity.Loaded[0];
+  /** The version readers plan with (or the first one, while it loads). */
+  private DatasetVersion current;
 
-  private boolean[] present = new boolean[0];
-  private int knownCount;
-  private int presentCount;
-  private int dispatched;
+  /** A refresh's version while its new slices load; null when no refresh runs. */
+  private DatasetVersion next;
+
+  /** Replaced versions that jobs still read, by snapshot id. */
+  private final Map<Long, DatasetVersion> retained = new TreeMap<>();
+
+  /** Job id to the layout fingerprints it reads. */
+  private final Map<String, Set<String>> holders = new LinkedHashMap<>();
+
+  /** Slices no version uses, freed when their retire linger ends. */
+  private final Set<String> retiring = new LinkedHashSet<>();
+
+  /** Retained snapshots a recovering entity is planning again. */
+  private int retainedPlanning;
+
+  private RefreshReport refresh;
+  private long refreshStartedNanos;
 
   private DatasetEntity(
       ActorContext<Command> context,
       EntityContext<Command> entity,
       NodeResources resources,
+      TimerScheduler<Command> timers,
       ReplicatorMessageAdapter<Command, LWWMap<String, DatasetRecord>> replicator,
       DatasetRecord record) {
     super(context);
     this.name = entity.getEntityId();
     this.entity = entity;
     this.resources = resources;
+    this.timers = timers;
     this.replicator = replicator;
     this.selfAddress = DistributedData.get(context.getSystem()).selfUniqueAddress();
     this.sharding = ClusterSharding.get(context.getSystem());
@@ -231,7 +293,14 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     if (record != null) {
       LOG.info("Dataset '{}': recovering generation {}", name, record.generation());
       spec = record.spec();
+      record.holders().forEach((job, fps) -> holders.put(job, new HashSet<>(fps)));
+      // Their linger cannot be resumed: free them now.
+      record.retiring().forEach(this::release);
       start(record.pinnedSpec(), record.generation());
+      for (long snapshot : record.retainedSnapshots()) {
+        retainedPlanning++;
+        plan(spec.withSnapshotId(snapshot), generation, RetainedPlanned::new);
+      }
     }
   }
 
@@ -240,10 +309,16 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     return newReceiveBuilder()
         .onMessage(Load.class, this::onLoad)
         .onMessage(Planned.class, this::onPlanned)
+        .onMessage(Refresh.class, this::onRefresh)
+        .onMessage(RefreshPlanned.class, this::onRefreshPlanned)
+        .onMessage(RetainedPlanned.class, this::onRetainedPlanned)
         .onMessage(SliceReply.class, this::onSliceReply)
         .onMessage(GetSliceSpec.class, this::onGetSliceSpec)
         .onMessage(GetStatus.class, this::onGetStatus)
         .onMessage(GetLayout.class, this::onGetLayout)
+        .onMessage(Hold.class, this::onHold)
+        .onMessage(Unhold.class, this::onUnhold)
+        .onMessage(ReleaseRetired.class, this::onReleaseRetired)
         .onMessage(Drop.class, this::onDrop)
         .onMessage(
             RecordWritten.class,
@@ -286,20 +361,28 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     generation = newGeneration;
     state = DatasetState.PLANNING;
     failure = null;
-    plan = null;
+    current = null;
     secondsToReady = -1;
     requestedAtNanos = System.nanoTime();
     LOG.info("Dataset '{}': planning {}", name, toPlan.table());
+    plan(toPlan, newGeneration, Planned::new);
+  }
+
+  /** Plans on the load threads; the outcome comes back as the message {@code outcome} makes. */
+  private void plan(
+      DatasetSpec toPlan,
+      long planGeneration,
+      java.util.function.BiFunction<ScanPlan, Throwable, Command> outcome) {
     CompletableFuture<ScanPlan> planning =
         CompletableFuture.supplyAsync(
             () -> {
               TableSource source = resources.tables().resolve(toPlan.table(), toPlan.catalog());
               return resources
                   .planner()
-                  .plan(source, resources.tables().open(source), toPlan, newGeneration);
+                  .plan(source, resources.tables().open(source), toPlan, planGeneration);
             },
             resources.loadExecutor());
-    getContext().pipeToSelf(planning, Planned::new);
+    getContext().pipeToSelf(planning, outcome::apply);
   }
 
   private Behavior<Command> onPlanned(Planned planned) {
@@ -310,51 +393,241 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
       fail(Failure.of(planned.failure()));
       return this;
     }
-    plan = planned.plan();
-    List<SliceSpec> slices = plan.slices();
-    known = new SliceEntity.Loaded[slices.size()];
-    present = new boolean[slices.size()];
-    sliceIndex.clear();
-    for (int i = 0; i < slices.size(); i++) {
-      sliceIndex.put(slices.get(i).sliceId(), i);
-    }
-    dispatched = 0;
-    knownCount = 0;
-    presentCount = 0;
+    current = new DatasetVersion(planned.plan());
     state = DatasetState.LOADING;
-    LOG.info("Dataset '{}': snapshot {}, {} slices", name, plan.snapshotId(), slices.size());
-    DatasetRecord record = new DatasetRecord(spec, generation, plan.snapshotId());
-    updateDirectory(map -> DatasetDirectory.put(map, selfAddress, record));
+    LOG.info("Dataset '{}': snapshot {}, {} slices", name, current.snapshotId(), current.size());
+    writeRecord();
     getContext()
         .getSystem()
         .receptionist()
         .tell(Receptionist.register(LOADED, getContext().getSelf()));
     reply(waitingForPlan);
-    waitingForSpecs.forEach(this::onGetSliceSpec);
-    waitingForSpecs.clear();
-    dispatchLoads();
+    answerWaitingSpecs();
+    dispatch(current, resources.loadsPerDataset());
     readyIfComplete();
     return this;
   }
 
-  private Behavior<Command> onAskMissing() {
-    if (plan != null && (state == DatasetState.LOADING || state == DatasetState.DEGRADED)) {
-      for (int i = 0; i < dispatched; i++) {
-        if (!present[i]) {
-          SliceSpec slice = plan.slices().get(i);
-          sharding
-              .entityRefFor(SliceEntity.TYPE_KEY, slice.sliceId())
-              .tell(new SliceEntity.Load(slice, sliceReplies));
+  private Behavior<Command> onRefresh(Refresh request) {
+    if (state == DatasetState.ABSENT) {
+      request
+          .replyTo()
+          .tell(
+              new LoadReply(
+                  status(),
+                  new Failure(
+                      FailureKind.NOT_FOUND, "No dataset '" + name + "' to refresh; load it")));
+      return stopIfAbsent();
+    }
+    if (request.spec() != null
+        && !request.spec().withSnapshotId(null).equals(spec.withSnapshotId(null))) {
+      String message =
+          String.format(
+              "Dataset '%s' is already loaded from '%s' with other settings;"
+                  + " drop it first or choose another name",
+              name, spec.table());
+      request
+          .replyTo()
+          .tell(new LoadReply(status(), new Failure(FailureKind.ALREADY_EXISTS, message)));
+      return this;
+    }
+    if (state != DatasetState.READY && state != DatasetState.DEGRADED) {
+      // The gateway tells the caller the dataset is not ready (or why it failed).
+      request.replyTo().tell(new LoadReply(status(), failure));
+      return this;
+    }
+    if (next == null && (refresh == null || !RefreshReport.RUNNING.equals(refresh.state()))) {
+      refreshStartedNanos = System.nanoTime();
+      refresh =
+          new RefreshReport(RefreshReport.RUNNING, current.snapshotId(), -1, 0, 0, 0, 0, null);
+      LOG.info("Dataset '{}': refreshing from snapshot {}", name, current.snapshotId());
+      plan(spec.withSnapshotId(null), generation, RefreshPlanned::new);
+    }
+    if (request.untilDone()) {
+      waitingForRefresh.add(request.replyTo());
+    } else {
+      request.replyTo().tell(new LoadReply(status(), null));
+    }
+    return this;
+  }
+
+  private Behavior<Command> onRefreshPlanned(RefreshPlanned planned) {
+    if (current == null || state == DatasetState.FAILED || state == DatasetState.ABSENT) {
+      return this; // dropped or failed meanwhile
+    }
+    long from = current.snapshotId();
+    if (planned.failure() != null) {
+      Failure why = Failure.of(planned.failure());
+      LOG.warn("Dataset '{}': refresh failed ({}): {}", name, why.kind(), why.message());
+      finishRefresh(new RefreshReport(RefreshReport.FAILED, from, -1, 0, 0, 0, seconds(), why));
+      return this;
+    }
+    ScanPlan plan = planned.plan();
+    if (plan.snapshotId() == from) {
+      finishRefresh(
+          new RefreshReport(
+              RefreshReport.UNCHANGED, from, from, current.size(), 0, 0, seconds(), null));
+      return this;
+    }
+    next = new DatasetVersion(plan);
+    int kept = 0;
+    for (String sliceId : next.sliceIds()) {
+      SliceEntity.Loaded held = heldReport(sliceId);
+      if (held != null) {
+        next.loaded(held);
+        kept++;
+      }
+    }
+    refresh =
+        new RefreshReport(
+            RefreshReport.RUNNING,
+            from,
+            plan.snapshotId(),
+            kept,
+            next.size() - kept,
+            0,
+            seconds(),
+            null);
+    LOG.info(
+        "Dataset '{}': refresh to snapshot {} keeps {} slices, loads {}",
+        name,
+        plan.snapshotId(),
+        kept,
+        next.size() - kept);
+    dispatch(next, resources.loadsPerDataset());
+    switchIfRefreshed();
+    return this;
+  }
+
+  /** The report of a slice some kept version holds now, or null. */
+  private SliceEntity.Loaded heldReport(String sliceId) {
+    for (DatasetVersion version : versions()) {
+      SliceEntity.Loaded report = version.heldReport(sliceId);
+      if (report != null) {
+        return report;
+      }
+    }
+    return null;
+  }
+
+  /** Once a refresh's slices are all held, readers switch to it. */
+  private void switchIfRefreshed() {
+    if (next == null || !next.complete()) {
+      return;
+    }
+    DatasetVersion replaced = current;
+    String replacedFingerprint = fingerprint(replaced);
+    current = next;
+    next = null;
+    int freed = 0;
+    if (isHeld(replacedFingerprint)) {
+      retained.put(replaced.snapshotId(), replaced);
+    } else {
+      freed = retire(replaced);
+    }
+    state = DatasetState.READY;
+    writeRecord();
+    RefreshReport running = refresh;
+    LOG.info(
+        "Dataset '{}' refreshed to snapshot {}: {} slices kept, {} loaded, {} to free, {} rows",
+        name,
+        current.snapshotId(),
+        running.kept(),
+        running.loaded(),
+        freed,
+        current.rows());
+    finishRefresh(
+        new RefreshReport(
+            RefreshReport.DONE,
+            running.fromSnapshot(),
+            current.snapshotId(),
+            running.kept(),
+            running.loaded(),
+            freed,
+            seconds(),
+            null));
+  }
+
+  private void finishRefresh(RefreshReport report) {
+    refresh = report;
+    LoadReply reply = new LoadReply(status(), null);
+    waitingForRefresh.forEach(w -> w.tell(reply));
+    waitingForRefresh.clear();
+  }
+
+  private double seconds() {
+    return (System.nanoTime() - refreshStartedNanos) / 1e9;
+  }
+
+  /** A refresh's new slice failed to load: the refresh fails, the dataset serves on. */
+  private void failRefresh(Failure why) {
+    DatasetVersion abandoned = next;
+    next = null;
+    retire(abandoned);
+    LOG.warn("Dataset '{}': refresh failed ({}): {}", name, why.kind(), why.message());
+    finishRefresh(
+        new RefreshReport(
+            RefreshReport.FAILED,
+            refresh.fromSnapshot(),
+            abandoned.snapshotId(),
+            refresh.kept(),
+            refresh.loaded(),
+            0,
+            seconds(),
+            why));
+  }
+
+  private Behavior<Command> onRetainedPlanned(RetainedPlanned planned) {
+    retainedPlanning--;
+    if (state == DatasetState.ABSENT || state == DatasetState.FAILED) {
+      return this;
+    }
+    if (planned.failure() != null) {
+      LOG.warn(
+          "Dataset '{}': a layout kept for jobs could not be planned again: {}",
+          name,
+          Failure.of(planned.failure()).message());
+    } else {
+      DatasetVersion version = new DatasetVersion(planned.plan());
+      for (String sliceId : version.sliceIds()) {
+        SliceEntity.Loaded held = heldReport(sliceId);
+        if (held != null) {
+          version.loaded(held);
         }
+      }
+      retained.put(version.snapshotId(), version);
+      dispatch(version, Integer.MAX_VALUE);
+    }
+    answerWaitingSpecs();
+    return this;
+  }
+
+  private Behavior<Command> onAskMissing() {
+    for (DatasetVersion version : versions()) {
+      for (SliceSpec slice : version.missingDispatched()) {
+        sharding
+            .entityRefFor(SliceEntity.TYPE_KEY, slice.sliceId())
+            .tell(new SliceEntity.Load(slice, sliceReplies));
       }
     }
     return this;
   }
 
-  private void dispatchLoads() {
-    List<SliceSpec> slices = plan.slices();
-    while (dispatched < slices.size() && dispatched - knownCount < resources.loadsPerDataset()) {
-      SliceSpec slice = slices.get(dispatched++);
+  /** Every version kept: serving, refreshing and retained. */
+  private List<DatasetVersion> versions() {
+    List<DatasetVersion> all = new ArrayList<>();
+    if (current != null) {
+      all.add(current);
+    }
+    if (next != null) {
+      all.add(next);
+    }
+    all.addAll(retained.values());
+    return all;
+  }
+
+  private void dispatch(DatasetVersion version, int inFlight) {
+    for (SliceSpec slice : version.nextToDispatch(inFlight)) {
       sharding
           .entityRefFor(SliceEntity.TYPE_KEY, slice.sliceId())
           .tell(new SliceEntity.Load(slice, sliceReplies));
@@ -362,12 +635,22 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
   }
 
   private Behavior<Command> onGetSliceSpec(GetSliceSpec get) {
-    if (state == DatasetState.PLANNING) {
+    if (state == DatasetState.PLANNING || retainedPlanning > 0) {
       waitingForSpecs.add(get);
       return this;
     }
-    Integer index = sliceIndex.get(get.sliceId());
-    if (index == null || plan == null || state == DatasetState.FAILED) {
+    SliceSpec slice = null;
+    for (DatasetVersion version : versions()) {
+      if (slice == null) {
+        slice = version.spec(get.sliceId());
+      }
+      // The slice restarted somewhere (its node left or failed): missing until it reports.
+      if (version.missing(get.sliceId()) && version == current && state == DatasetState.READY) {
+        state = DatasetState.DEGRADED;
+        LOG.info("Dataset '{}' DEGRADED: slice {} is reloading", name, get.sliceId());
+      }
+    }
+    if (slice == null || state == DatasetState.FAILED) {
       LOG.debug(
           "Dataset '{}' ({}, generation {}) does not want slice {}",
           name,
@@ -377,68 +660,68 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
       get.replyTo().tell(new SliceAssignment(null, null));
       return stopIfAbsent();
     }
-    if (present[index]) {
-      // The slice restarted somewhere (its node left or failed): it is missing until it reports.
-      present[index] = false;
-      presentCount--;
-      if (state == DatasetState.READY) {
-        state = DatasetState.DEGRADED;
-        LOG.info("Dataset '{}' DEGRADED: slice {} is reloading", name, get.sliceId());
-      }
-    }
-    get.replyTo().tell(new SliceAssignment(plan.slices().get(index), sliceReplies));
+    get.replyTo().tell(new SliceAssignment(slice, sliceReplies));
     return this;
   }
 
+  private void answerWaitingSpecs() {
+    if (state == DatasetState.PLANNING || retainedPlanning > 0) {
+      return;
+    }
+    List<GetSliceSpec> waiting = new ArrayList<>(waitingForSpecs);
+    waitingForSpecs.clear();
+    waiting.forEach(this::onGetSliceSpec);
+  }
+
   private Behavior<Command> onSliceReply(SliceReply reply) {
-    Integer index = sliceIndex.get(reply.result().sliceId());
-    if (index == null
-        || !(state == DatasetState.LOADING
-            || state == DatasetState.READY
-            || state == DatasetState.DEGRADED)) {
+    String sliceId = reply.result().sliceId();
+    if (!(state == DatasetState.LOADING
+        || state == DatasetState.READY
+        || state == DatasetState.DEGRADED)) {
       return this; // a reply from an earlier attempt
     }
-    if (reply.result() instanceof SliceEntity.LoadFailed) {
-      SliceEntity.LoadFailed failed = (SliceEntity.LoadFailed) reply.result();
-      fail(
+    if (reply.result() instanceof SliceEntity.LoadFailed failed) {
+      Failure why =
           new Failure(
               failed.failure().kind(),
-              "slice " + failed.sliceId() + ": " + failed.failure().message()));
+              "slice " + failed.sliceId() + ": " + failed.failure().message());
+      if (current.contains(sliceId)) {
+        fail(why);
+      } else if (next != null && next.contains(sliceId)) {
+        failRefresh(why);
+      }
       return this;
     }
     SliceEntity.Loaded loaded = (SliceEntity.Loaded) reply.result();
-    if (known[index] == null) {
-      knownCount++;
+    for (DatasetVersion version : versions()) {
+      version.loaded(loaded);
     }
-    known[index] = loaded;
-    if (!present[index]) {
-      present[index] = true;
-      presentCount++;
+    dispatch(current, resources.loadsPerDataset());
+    if (next != null) {
+      dispatch(next, resources.loadsPerDataset());
     }
-    dispatchLoads();
     readyIfComplete();
+    switchIfRefreshed();
     return this;
   }
 
   private void readyIfComplete() {
-    if ((state == DatasetState.LOADING || state == DatasetState.DEGRADED)
-        && presentCount == known.length) {
+    if ((state == DatasetState.LOADING || state == DatasetState.DEGRADED) && current.complete()) {
       boolean first = state == DatasetState.LOADING;
       state = DatasetState.READY;
       if (secondsToReady < 0) {
         secondsToReady = (System.nanoTime() - requestedAtNanos) / 1e9;
       }
-      DatasetStatus status = status();
       LOG.info(
           "Dataset '{}' READY{}: {} rows, {} bytes in {} slices, {} s",
           name,
           first ? "" : " again",
-          status.rows(),
-          status.bytes(),
-          known.length,
+          current.rows(),
+          current.bytes(),
+          current.size(),
           String.format("%.2f", (System.nanoTime() - requestedAtNanos) / 1e9));
       reply(waitingForReady);
-    } else if (state == DatasetState.LOADING && knownCount == known.length) {
+    } else if (state == DatasetState.LOADING && current.allKnown()) {
       // Every slice answered once, but one restarted meanwhile: rows are known, one is missing.
       state = DatasetState.DEGRADED;
     }
@@ -448,32 +731,146 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     state = DatasetState.FAILED;
     failure = why;
     LOG.warn("Dataset '{}' FAILED ({}): {}", name, why.kind(), why.message());
-    releaseSlices();
+    releaseAll();
     forget();
     reply(waitingForPlan);
     reply(waitingForReady);
+    reply(waitingForRefresh);
     waitingForSpecs.forEach(g -> g.replyTo().tell(new SliceAssignment(null, null)));
     waitingForSpecs.clear();
   }
 
-  private void releaseSlices() {
-    if (plan == null) {
-      return;
+  /** Frees every slice of every version now (drop or failure). */
+  private void releaseAll() {
+    Set<String> all = new LinkedHashSet<>(retiring);
+    versions().forEach(version -> all.addAll(version.sliceIds()));
+    all.forEach(this::release);
+    retiring.clear();
+    current = null;
+    next = null;
+    retained.clear();
+    holders.clear();
+  }
+
+  private void release(String sliceId) {
+    sharding.entityRefFor(SliceEntity.TYPE_KEY, sliceId).tell(new SliceEntity.Release());
+  }
+
+  /**
+   * Schedules the slices of a replaced version that no kept version uses to be freed after the
+   * retire linger; answers how many.
+   */
+  private int retire(DatasetVersion replaced) {
+    List<String> unused = new ArrayList<>();
+    for (String sliceId : replaced.sliceIds()) {
+      if (!inUse(sliceId)) {
+        unused.add(sliceId);
+      }
     }
-    for (SliceSpec slice : plan.slices()) {
-      sharding.entityRefFor(SliceEntity.TYPE_KEY, slice.sliceId()).tell(new SliceEntity.Release());
+    if (!unused.isEmpty()) {
+      retiring.addAll(unused);
+      timers.startSingleTimer(
+          new Object(), new ReleaseRetired(List.copyOf(unused)), resources.retireLinger());
     }
-    known = new SliceEntity.Loaded[0];
-    present = new boolean[0];
-    sliceIndex.clear();
-    dispatched = 0;
-    knownCount = 0;
-    presentCount = 0;
+    return unused.size();
+  }
+
+  private boolean inUse(String sliceId) {
+    for (DatasetVersion version : versions()) {
+      if (version.contains(sliceId)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private Behavior<Command> onReleaseRetired(ReleaseRetired retire) {
+    boolean changed = false;
+    for (String sliceId : retire.sliceIds()) {
+      // A later refresh may have taken the slice back (the same files again).
+      if (retiring.remove(sliceId) && !inUse(sliceId)) {
+        release(sliceId);
+        changed = true;
+      }
+    }
+    if (changed) {
+      writeRecord();
+    }
+    return this;
+  }
+
+  private Behavior<Command> onHold(Hold hold) {
+    if (state == DatasetState.ABSENT || state == DatasetState.FAILED) {
+      return this;
+    }
+    Set<String> previous = holders.put(hold.job(), new HashSet<>(hold.fingerprints()));
+    if (!new HashSet<>(hold.fingerprints()).equals(previous)) {
+      pruneRetained();
+      writeRecord();
+    }
+    return this;
+  }
+
+  private Behavior<Command> onUnhold(Unhold unhold) {
+    if (holders.remove(unhold.job()) != null) {
+      pruneRetained();
+      writeRecord();
+    }
+    return this;
+  }
+
+  /** Retires the kept versions no job holds any more. */
+  private void pruneRetained() {
+    for (DatasetVersion version : new ArrayList<>(retained.values())) {
+      String fingerprint = fingerprint(version);
+      if (fingerprint != null && !isHeld(fingerprint)) {
+        retained.remove(version.snapshotId());
+        int freed = retire(version);
+        LOG.info(
+            "Dataset '{}': layout of snapshot {} no longer read by any job; {} slices to free",
+            name,
+            version.snapshotId(),
+            freed);
+      }
+    }
+  }
+
+  private boolean isHeld(String fingerprint) {
+    for (Set<String> held : holders.values()) {
+      if (held.contains(fingerprint)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** A version's layout fingerprint, once every slice answered; else null. */
+  private String fingerprint(DatasetVersion version) {
+    return version != null && version.allKnown()
+        ? version.layout(name, spec.filter()).fingerprint()
+        : null;
   }
 
   /** Removes the record, so the entity does not recover after a move. */
   private void forget() {
     updateDirectory(map -> DatasetDirectory.remove(map, selfAddress, name));
+  }
+
+  private void writeRecord() {
+    if (current == null) {
+      return;
+    }
+    Map<String, List<String>> held = new LinkedHashMap<>();
+    holders.forEach((job, fps) -> held.put(job, List.copyOf(fps)));
+    DatasetRecord record =
+        new DatasetRecord(
+            spec,
+            generation,
+            current.snapshotId(),
+            List.copyOf(retained.keySet()),
+            held,
+            List.copyOf(retiring));
+    updateDirectory(map -> DatasetDirectory.put(map, selfAddress, record));
   }
 
   private void updateDirectory(
@@ -506,18 +903,19 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
       get.replyTo().tell(new LayoutReply(null, status()));
       return stopIfAbsent();
     }
-    List<DatasetLayout.SliceRows> rows = new ArrayList<>(known.length);
-    for (SliceEntity.Loaded slice : known) {
-      rows.add(
-          new DatasetLayout.SliceRows(
-              slice.sliceId(), slice.rows(), slice.bytes(), slice.holder()));
+    DatasetVersion version = current;
+    if (get.fingerprint() != null && !get.fingerprint().equals(fingerprint(current))) {
+      version = null;
+      for (DatasetVersion kept : retained.values()) {
+        if (get.fingerprint().equals(fingerprint(kept))) {
+          version = kept;
+        }
+      }
     }
     get.replyTo()
         .tell(
             new LayoutReply(
-                new DatasetLayout(
-                    name, plan.snapshotId(), spec.filter(), plan.arrowSchemaJson(), rows),
-                status()));
+                version == null ? null : version.layout(name, spec.filter()), status()));
     return this;
   }
 
@@ -527,13 +925,14 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
       return stopIfAbsent();
     }
     DatasetStatus last = status();
-    releaseSlices();
+    releaseAll();
     forget();
     failure = new Failure(FailureKind.NOT_FOUND, "dataset '" + name + "' was dropped");
     reply(waitingForPlan);
     reply(waitingForReady);
+    reply(waitingForRefresh);
     state = DatasetState.ABSENT;
-    plan = null;
+    refresh = null;
     LOG.info("Dataset '{}' dropped", name);
     drop.replyTo().tell(last);
     return stopIfAbsent();
@@ -554,25 +953,32 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     if (state == DatasetState.ABSENT) {
       return DatasetStatus.absent(name);
     }
-    long rows = 0;
-    long bytes = 0;
-    for (int i = 0; i < known.length; i++) {
-      if (known[i] != null && present[i]) {
-        rows += known[i].rows();
-        bytes += known[i].bytes();
-      }
+    List<DatasetStatus.RetainedLayout> kept = new ArrayList<>();
+    for (DatasetVersion version : retained.values()) {
+      String fingerprint = fingerprint(version);
+      List<String> heldBy = new ArrayList<>();
+      holders.forEach(
+          (job, fps) -> {
+            if (fingerprint != null && fps.contains(fingerprint)) {
+              heldBy.add(job);
+            }
+          });
+      kept.add(
+          new DatasetStatus.RetainedLayout(
+              version.snapshotId(), fingerprint, version.size(), version.rows(), heldBy));
     }
-    int total = plan == null ? 0 : plan.slices().size();
     return new DatasetStatus(
         name,
-        plan == null ? null : plan.source(),
+        current == null ? null : current.plan().source(),
         state,
-        presentCount,
-        total,
-        rows,
-        bytes,
-        plan == null ? -1 : plan.snapshotId(),
+        current == null ? 0 : current.presentCount(),
+        current == null ? 0 : current.size(),
+        current == null ? 0 : current.rows(),
+        current == null ? 0 : current.bytes(),
+        current == null ? -1 : current.snapshotId(),
         failure,
-        secondsToReady);
+        secondsToReady,
+        refresh,
+        kept);
   }
 }

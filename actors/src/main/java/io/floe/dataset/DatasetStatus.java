@@ -2,6 +2,7 @@ package io.floe.dataset;
 
 import io.floe.serialization.CborSerializable;
 import io.floe.table.TableSource;
+import java.util.List;
 
 /**
  * A dataset's progress as clients see it through {@code status} and {@code list}.
@@ -9,6 +10,8 @@ import io.floe.table.TableSource;
  * @param source where its table came from, once planned; else null
  * @param failure why it FAILED, or null
  * @param secondsToReady seconds from the load request to READY, or -1 before that
+ * @param refresh its last refresh, or null
+ * @param retained older layouts kept for the jobs that still read them
  */
 public record DatasetStatus(
     String name,
@@ -20,9 +23,27 @@ public record DatasetStatus(
     long bytes,
     long snapshotId,
     Failure failure,
-    double secondsToReady)
+    double secondsToReady,
+    RefreshReport refresh,
+    List<RetainedLayout> retained)
     implements CborSerializable {
+  public DatasetStatus {
+    retained = retained == null ? List.of() : List.copyOf(retained);
+  }
+
   public static DatasetStatus absent(String name) {
-    return new DatasetStatus(name, null, DatasetState.ABSENT, 0, 0, 0, 0, -1, null, -1);
+    return new DatasetStatus(
+        name, null, DatasetState.ABSENT, 0, 0, 0, 0, -1, null, -1, null, List.of());
+  }
+
+  /**
+   * An older layout a job still reads: its snapshot, fingerprint (once known), size and readers.
+   */
+  public record RetainedLayout(
+      long snapshotId, String fingerprint, int slices, long rows, List<String> heldBy)
+      implements CborSerializable {
+    public RetainedLayout {
+      heldBy = List.copyOf(heldBy);
+    }
   }
 }

@@ -36,8 +36,16 @@ import org.apache.iceberg.util.SnapshotUtil;
 /**
  * Plans a dataset: pins the snapshot, checks the columns and filter against its schema, and cuts
  * the scan into slices at Parquet row-group boundaries. A slice is a run of consecutive row groups
- * (possibly crossing files) of about {@code sliceTargetBytes} of Parquet; a row group is never
- * split, so each slice decodes independently and a slice count follows the data, not the nodes.
+ * of about {@code sliceTargetBytes} of Parquet, possibly crossing files of one commit and
+ * partition; a row group is never split, so each slice decodes independently and a slice count
+ * follows the data, not the nodes.
+ *
+ * <p>Files are taken in commit order (data sequence number, then partition and path), and a slice
+ * never spans two commits or two partitions, so a snapshot that appends, deletes or overwrites a
+ * partition leaves the slices of untouched commits and partitions exactly as they were. A slice's
+ * id names its content (its row groups, their delete files, the served schema, the filter and batch
+ * size): planning a newer snapshot gives every unchanged slice the id it had, which is what lets a
+ * refresh keep it loaded.
  */
 public final class SlicePlanner {
   public static final long SLICE_TARGET_BYTES_DEFAULT = 16L * 1024 * 1024;
@@ -84,9 +92,11 @@ public final class SlicePlanner {
     List<SliceSpec> slices = new ArrayList<>(groups.size());
     for (int i = 0; i < groups.size(); i++) {
       List<FileScanTask> tasks = groups.get(i);
+      String content =
+          SliceContent.key(tasks, schemaJson, filterJson, nameMapping, spec.batchRows());
       slices.add(
           new SliceSpec(
-              SliceSpec.sliceId(spec.name(), generation, i),
+              SliceSpec.sliceId(spec.name(), generation, content),
               source,
               schemaJson,
               filterJson,
@@ -173,9 +183,12 @@ public final class SlicePlanner {
       throw StorageFailures.translateReading(e, unreadableManifest(table, snapshot));
     }
     // Iceberg reads manifests in parallel, so files arrive in no fixed order; slices must not
-    // depend on it, because a recovering dataset re-plans and its slices keep their ids.
+    // depend on it, because a recovering dataset re-plans and its slices keep their ids. Commit
+    // order puts a growing table's new rows last.
     tasks.sort(
-        java.util.Comparator.comparing((FileScanTask t) -> t.file().location())
+        java.util.Comparator.comparingLong(SlicePlanner::commit)
+            .thenComparing(SlicePlanner::partition)
+            .thenComparing((FileScanTask t) -> t.file().location())
             .thenComparingLong(FileScanTask::start));
     return tasks;
   }
@@ -205,12 +218,27 @@ public final class SlicePlanner {
     return "the manifests of snapshot " + snapshot.snapshotId() + " (list '" + list + "')";
   }
 
+  /** The partition a file is in, as its spec writes it in paths. */
+  private static String partition(FileScanTask task) {
+    return task.file().specId() + "/" + task.spec().partitionToPath(task.file().partition());
+  }
+
+  /** The commit a file came with; format v1 tables have none (0). */
+  private static long commit(FileScanTask task) {
+    Long sequence = task.file().dataSequenceNumber();
+    return sequence == null ? 0 : sequence;
+  }
+
   private List<List<FileScanTask>> group(List<FileScanTask> tasks) {
     List<List<FileScanTask>> groups = new ArrayList<>();
     List<FileScanTask> current = new ArrayList<>();
     long bytes = 0;
     for (FileScanTask task : tasks) {
-      if (!current.isEmpty() && bytes + task.length() > sliceTargetBytes) {
+      boolean boundary =
+          !current.isEmpty()
+              && (commit(current.get(0)) != commit(task)
+                  || !partition(current.get(0)).equals(partition(task)));
+      if (!current.isEmpty() && (boundary || bytes + task.length() > sliceTargetBytes)) {
         groups.add(current);
         current = new ArrayList<>();
         bytes = 0;

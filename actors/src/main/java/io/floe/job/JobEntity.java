@@ -1,5 +1,7 @@
 package io.floe.job;
 
+import io.floe.dataset.DatasetEntity;
+import io.floe.dataset.DatasetLayout;
 import io.floe.dataset.Failure;
 import io.floe.dataset.FailureKind;
 import io.floe.ddata.RecordReads;
@@ -27,10 +29,16 @@ import org.apache.pekko.cluster.sharding.typed.javadsl.Entity;
 import org.apache.pekko.cluster.sharding.typed.javadsl.EntityContext;
 
 /**
- * One training job, placed by cluster sharding under its id. It holds the job's spec and the layout
- * it was registered against (so that every node plans the job's reads alike), and in dynamic mode
- * the lease books of its recent epochs. Deterministic reads need nothing else from it: their order
- * is a pure function of the spec, the layout and the epoch.
+ * One training job, placed by cluster sharding under its id. It holds the job's spec, the layout
+ * each epoch reads (so that every node plans the job's reads alike), and in dynamic mode the lease
+ * books of its recent epochs. Deterministic reads need nothing else from it: their order is a pure
+ * function of the spec, the epoch's layout and the epoch.
+ *
+ * <p>Layouts: an epoch reads the layout the job was registered on until the dataset is refreshed.
+ * The first request for an epoch not begun yet asks the dataset for its newest layout, and that
+ * epoch and the ones after read it; an epoch once begun never changes layout. A job with {@code
+ * pin_layout} stays on its first layout. The job tells the dataset which layouts it still reads
+ * (its latest epoch's and the one before), and the dataset keeps them loaded until then.
  *
  * <p>Its record (spec, pinned layout, and each kept dynamic epoch's acknowledged batches) is
  * replicated in Distributed Data, and an acknowledgement is answered only once a majority holds it.
@@ -51,6 +59,10 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
   private static final java.time.Duration FLUSH_EVERY = java.time.Duration.ofMillis(25);
 
   private static final int STASH_CAPACITY = 10_000;
+
+  /** How long a new epoch waits for the dataset's newest layout before keeping the last one. */
+  private static final java.time.Duration BIND_TIMEOUT = java.time.Duration.ofSeconds(10);
+
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(JobEntity.class);
 
   /** Messages a job entity takes. */
@@ -60,7 +72,15 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
   public record Register(JobSpec spec, PinnedLayout layout, ActorRef<JobReply> replyTo)
       implements Command {}
 
-  public record GetJob(ActorRef<JobReply> replyTo) implements Command {}
+  /**
+   * The job's status; with an epoch, that epoch's layout (an epoch not begun yet begins on the
+   * dataset's newest layout).
+   */
+  public record GetJob(Long epoch, ActorRef<JobReply> replyTo) implements Command {
+    public GetJob(ActorRef<JobReply> replyTo) {
+      this(null, replyTo);
+    }
+  }
 
   public record DropJob(ActorRef<JobReply> replyTo) implements Command {}
 
@@ -74,6 +94,10 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
   private record RecordRead(JobRecord record, boolean failed, boolean local) implements Command {}
 
   private record Flush() implements Command {}
+
+  /** The dataset's newest layout, for the first request of {@code epoch}. */
+  private record NewestLayout(long epoch, DatasetEntity.LayoutReply reply, Throwable failure)
+      implements Command {}
 
   private record RecordWritten(boolean ok, List<Runnable> replies) implements Command {}
 
@@ -136,7 +160,7 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
               if (read.record() != null) {
                 LOG.info("Job '{}' entity started from its record", jobId);
               }
-              return stash.unstashAll(new JobEntity(ctx, entity, replicator, read.record()));
+              return stash.unstashAll(new JobEntity(ctx, entity, stash, replicator, read.record()));
             })
         .onMessage(
             Command.class,
@@ -158,8 +182,24 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
   private final EntityContext<Command> entity;
   private final ReplicatorMessageAdapter<Command, LWWMap<String, JobRecord>> replicator;
   private final SelfUniqueAddress node;
+  private final StashBuffer<Command> stash;
   private JobSpec spec;
+
+  /** The layout the job was registered on; its identity with the spec. */
   private PinnedLayout layout;
+
+  /** The layout of each epoch: epochs from a key on read its layout, until the next key. */
+  private final TreeMap<Long, PinnedLayout> epochLayouts = new TreeMap<>();
+
+  /** Epochs up to this one have begun: their layout is decided. */
+  private long boundThrough = -1;
+
+  /** An epoch whose newest layout is being asked for, or -1; its requests wait in the stash. */
+  private long binding = -1;
+
+  /** The fingerprints last told to the dataset as held. */
+  private List<String> held = List.of();
+
   private JobCounters counters = new JobCounters();
   private final TreeMap<Long, EpochLeases> epochs = new TreeMap<>();
 
@@ -171,27 +211,32 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
   private JobEntity(
       ActorContext<Command> ctx,
       EntityContext<Command> entity,
+      StashBuffer<Command> stash,
       ReplicatorMessageAdapter<Command, LWWMap<String, JobRecord>> replicator,
       JobRecord record) {
     super(ctx);
     this.jobId = entity.getEntityId();
     this.entity = entity;
+    this.stash = stash;
     this.replicator = replicator;
     this.node = DistributedData.get(ctx.getSystem()).selfUniqueAddress();
     if (record != null) {
       spec = record.spec();
       layout = record.layout();
+      record.layouts().forEach(l -> epochLayouts.put(l.fromEpoch(), l.layout()));
+      boundThrough = record.boundThrough();
       for (JobRecord.EpochAcks acks : record.epochs()) {
         epochs.put(
             acks.epoch(),
             new EpochLeases(
                 acks.epoch(),
-                shape(),
+                shape(acks.epoch()),
                 spec.leaseTimeoutMillis(),
                 counters,
                 acks.acknowledged(),
                 acks.recentAcks()));
       }
+      hold();
     }
   }
 
@@ -203,6 +248,7 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
         .onMessage(DropJob.class, this::onDrop)
         .onMessage(Lease.class, this::onLease)
         .onMessage(Ack.class, this::onAck)
+        .onMessage(NewestLayout.class, this::onNewestLayout)
         .onMessage(Flush.class, flush -> onFlush())
         .onMessage(RecordWritten.class, this::onWritten)
         .onMessage(Stop.class, stop -> onStop())
@@ -213,11 +259,17 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
     if (spec == null) {
       spec = register.spec();
       layout = register.layout();
+      epochLayouts.clear();
+      epochLayouts.put(0L, layout);
+      boundThrough = -1;
       counters = new JobCounters();
       epochs.clear();
       LOG.info("Job '{}' registered on dataset '{}'", jobId, spec.dataset());
       write(List.of());
-    } else if (!spec.equals(register.spec()) || !layout.equals(register.layout())) {
+      hold();
+    } else if (!spec.equals(register.spec())) {
+      // The same job registered again (every rank may register, also after a refresh): it keeps
+      // the layouts its epochs read.
       register
           .replyTo()
           .tell(
@@ -231,7 +283,7 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
                           jobId, describe(spec), layout.fingerprint()))));
       return this;
     }
-    register.replyTo().tell(new JobReply(status(), null));
+    register.replyTo().tell(new JobReply(status(null), null));
     return this;
   }
 
@@ -256,8 +308,105 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
       get.replyTo().tell(new JobReply(null, unknown()));
       return passivate();
     }
-    get.replyTo().tell(new JobReply(status(), null));
+    if (get.epoch() != null && mustBind(get.epoch())) {
+      if (!spec.pinLayout()) {
+        return askNewest(get.epoch(), get);
+      }
+      bind(get.epoch(), null);
+    }
+    get.replyTo().tell(new JobReply(status(get.epoch()), null));
     return this;
+  }
+
+  /** Whether {@code epoch} begins now and the dataset's newest layout must be asked for. */
+  private boolean mustBind(long epoch) {
+    return epoch > boundThrough && epoch >= 0;
+  }
+
+  /**
+   * Keeps {@code request} until {@code epoch}'s layout is decided by the dataset's newest layout;
+   * it is handled again then.
+   */
+  private Behavior<Command> askNewest(long epoch, Command request) {
+    stash.stash(request);
+    if (binding < 0) {
+      binding = epoch;
+      getContext()
+          .ask(
+              DatasetEntity.LayoutReply.class,
+              ClusterSharding.get(getContext().getSystem())
+                  .entityRefFor(DatasetEntity.TYPE_KEY, spec.dataset()),
+              BIND_TIMEOUT,
+              replyTo -> new DatasetEntity.GetLayout(null, replyTo),
+              (reply, failure) -> new NewestLayout(epoch, reply, failure));
+    }
+    return this;
+  }
+
+  private Behavior<Command> onNewestLayout(NewestLayout newest) {
+    binding = -1;
+    if (spec == null) {
+      return stash.unstashAll(this);
+    }
+    PinnedLayout found = null;
+    if (newest.reply() != null && newest.reply().layout() != null) {
+      DatasetLayout at = newest.reply().layout();
+      found = new PinnedLayout(at.snapshotId(), at.fingerprint(), at.rows());
+    } else {
+      // The dataset cannot say (moving, reloading): the epoch reads what the last one read.
+      LOG.info(
+          "Job '{}': dataset '{}' gave no layout for epoch {} ({}); it keeps its layout",
+          jobId,
+          spec.dataset(),
+          newest.epoch(),
+          newest.failure() != null ? newest.failure().toString() : newest.reply().status().state());
+    }
+    bind(newest.epoch(), found);
+    return stash.unstashAll(this);
+  }
+
+  /** Decides the layout of every epoch up to {@code epoch}: {@code newest} from it on, if given. */
+  private void bind(long epoch, PinnedLayout newest) {
+    if (epoch <= boundThrough) {
+      return;
+    }
+    if (newest != null && !newest.equals(layoutFor(epoch))) {
+      epochLayouts.put(epoch, newest);
+      LOG.info(
+          "Job '{}' reads epoch {} on dataset '{}' snapshot {} (layout {})",
+          jobId,
+          epoch,
+          spec.dataset(),
+          newest.snapshotId(),
+          newest.fingerprint());
+    }
+    boundThrough = epoch;
+    write(List.of());
+    hold();
+  }
+
+  private PinnedLayout layoutFor(long epoch) {
+    java.util.Map.Entry<Long, PinnedLayout> entry = epochLayouts.floorEntry(Math.max(0, epoch));
+    return entry == null ? layout : entry.getValue();
+  }
+
+  /**
+   * Tells the dataset which layouts the job still reads: its latest epoch's and the one before
+   * (ranks may still finish that one), or its only layout when pinned.
+   */
+  private void hold() {
+    java.util.LinkedHashSet<String> now = new java.util.LinkedHashSet<>();
+    now.add(layoutFor(boundThrough).fingerprint());
+    if (!spec.pinLayout()) {
+      now.add(layoutFor(boundThrough - 1).fingerprint());
+    }
+    List<String> fingerprints = List.copyOf(now);
+    if (!fingerprints.equals(held)) {
+      held = fingerprints;
+      ClusterSharding.get(getContext().getSystem())
+          .entityRefFor(DatasetEntity.TYPE_KEY, spec.dataset())
+          .tell(new DatasetEntity.Hold(jobId, fingerprints));
+    }
   }
 
   /** An entity without a job leaves, so that asking for unknown ids does not pile them up. */
@@ -271,9 +420,14 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
       drop.replyTo().tell(new JobReply(null, unknown()));
       return passivate();
     }
-    JobReply last = new JobReply(status(), null);
+    JobReply last = new JobReply(status(null), null);
+    ClusterSharding.get(getContext().getSystem())
+        .entityRefFor(DatasetEntity.TYPE_KEY, spec.dataset())
+        .tell(new DatasetEntity.Unhold(jobId));
     spec = null;
     layout = null;
+    epochLayouts.clear();
+    held = List.of();
     epochs.clear();
     unwritten.forEach(Runnable::run);
     unwritten = new ArrayList<>();
@@ -288,6 +442,12 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
     if (refused != null) {
       lease.replyTo().tell(new LeaseReply(null, -1, 0, 0, false, refused));
       return this;
+    }
+    if (mustBind(lease.epoch())) {
+      if (!spec.pinLayout()) {
+        return askNewest(lease.epoch(), lease);
+      }
+      bind(lease.epoch(), null);
     }
     EpochLeases.Grant grant = book(lease.epoch()).lease(lease.worker(), now());
     lease
@@ -379,7 +539,9 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
     epochs.forEach(
         (epoch, book) ->
             acks.add(new JobRecord.EpochAcks(epoch, book.acknowledgedWords(), book.recentAcks())));
-    JobRecord record = new JobRecord(spec, layout, acks);
+    List<JobRecord.EpochLayout> layouts = new ArrayList<>();
+    epochLayouts.forEach((from, at) -> layouts.add(new JobRecord.EpochLayout(from, at)));
+    JobRecord record = new JobRecord(spec, layout, acks, layouts, boundThrough);
     writing = true;
     updateDirectory(
         map -> map.put(node, jobId, record.mergedWith(map.getEntries().get(jobId))), replies);
@@ -421,14 +583,14 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
     return Behaviors.stopped();
   }
 
-  private EpochShape shape() {
-    return new EpochShape(layout.rows(), spec.batchRows(), spec.tail());
+  private EpochShape shape(long epoch) {
+    return new EpochShape(layoutFor(epoch).rows(), spec.batchRows(), spec.tail());
   }
 
   private EpochLeases book(long epoch) {
     EpochLeases book = epochs.get(epoch);
     if (book == null) {
-      EpochShape shape = shape();
+      EpochShape shape = shape(epoch);
       book = new EpochLeases(epoch, shape, spec.leaseTimeoutMillis(), counters);
       epochs.put(epoch, book);
       while (epochs.size() > EPOCHS_KEPT) {
@@ -443,7 +605,11 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
         FailureKind.NOT_FOUND, "Unknown job '" + jobId + "': register it first (register_job)");
   }
 
-  private JobStatus status() {
+  /** The status, with {@code epoch}'s layout (else the latest begun epoch's). */
+  private JobStatus status(Long epoch) {
+    long shown = epoch != null ? epoch : Math.max(0, boundThrough);
+    List<JobRecord.EpochLayout> layouts = new ArrayList<>();
+    epochLayouts.forEach((from, at) -> layouts.add(new JobRecord.EpochLayout(from, at)));
     long now = now();
     List<EpochProgress> progress = new ArrayList<>();
     int active = 0;
@@ -454,8 +620,10 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
     }
     return new JobStatus(
         spec,
-        layout,
-        shape().batches(),
+        shown,
+        layoutFor(shown),
+        layouts,
+        shape(shown).batches(),
         counters.rowsLeased(),
         counters.rowsAcknowledged(),
         counters.rowsReissued(),

@@ -4,15 +4,33 @@ import io.floe.serialization.CborSerializable;
 import java.util.List;
 
 /**
- * What outlives a job entity's node: its spec, the layout it is pinned to, and for each dynamic
- * epoch it keeps, the batches acknowledged so far. Leases in flight are not kept; after a move
- * their batches are handed out again unless their acknowledgement arrives first.
+ * What outlives a job entity's node: its spec, the layout it was registered on, the layout each
+ * epoch reads from (epochs from {@code fromEpoch} on, until the next entry) and up to which epoch
+ * that is decided, and for each dynamic epoch it keeps, the batches acknowledged so far. Leases in
+ * flight are not kept; after a move their batches are handed out again unless their acknowledgement
+ * arrives first.
  */
-public record JobRecord(JobSpec spec, PinnedLayout layout, List<EpochAcks> epochs)
+public record JobRecord(
+    JobSpec spec,
+    PinnedLayout layout,
+    List<EpochAcks> epochs,
+    List<EpochLayout> layouts,
+    long boundThrough)
     implements CborSerializable {
   public JobRecord {
     epochs = List.copyOf(epochs);
+    layouts =
+        layouts == null || layouts.isEmpty()
+            ? List.of(new EpochLayout(0, layout))
+            : List.copyOf(layouts);
   }
+
+  public JobRecord(JobSpec spec, PinnedLayout layout, List<EpochAcks> epochs) {
+    this(spec, layout, epochs, List.of(), -1);
+  }
+
+  /** Epochs from {@code fromEpoch} on read {@code layout}, until a later entry. */
+  public record EpochLayout(long fromEpoch, PinnedLayout layout) implements CborSerializable {}
 
   /**
    * This record with the acknowledgements of {@code other} added, when both are of the same job
@@ -44,7 +62,18 @@ public record JobRecord(JobSpec spec, PinnedLayout layout, List<EpochAcks> epoch
         });
     // Keep the newest epochs, as the entity does.
     int drop = Math.max(0, merged.size() - JobEntity.EPOCHS_KEPT);
-    return new JobRecord(spec, layout, merged.subList(drop, merged.size()));
+    // An epoch's layout never changes once decided: take the decisions of both.
+    java.util.TreeMap<Long, PinnedLayout> bound = new java.util.TreeMap<>();
+    other.layouts().forEach(l -> bound.put(l.fromEpoch(), l.layout()));
+    layouts.forEach(l -> bound.put(l.fromEpoch(), l.layout()));
+    List<EpochLayout> mergedLayouts = new java.util.ArrayList<>();
+    bound.forEach((epoch, layout) -> mergedLayouts.add(new EpochLayout(epoch, layout)));
+    return new JobRecord(
+        spec,
+        layout,
+        merged.subList(drop, merged.size()),
+        mergedLayouts,
+        Math.max(boundThrough, other.boundThrough()));
   }
 
   /**

@@ -12,6 +12,8 @@ import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
  *
  * @param columns the dataset columns the job reads, in this order; empty means all
  * @param batchRows rows of one global batch (all ranks' batch k together), or of one lease
+ * @param pinLayout read every epoch from the layout the job was registered on; otherwise each epoch
+ *     is read from the dataset's newest layout when the epoch begins (after a refresh)
  */
 public record JobSpec(
     String job,
@@ -24,7 +26,8 @@ public record JobSpec(
     TailPolicy tail,
     int blockRows,
     int windowBlocks,
-    long leaseTimeoutMillis)
+    long leaseTimeoutMillis,
+    boolean pinLayout)
     implements CborSerializable {
   public static final int BLOCK_ROWS_DEFAULT = 4096;
   public static final int WINDOW_BLOCKS_DEFAULT = 16;

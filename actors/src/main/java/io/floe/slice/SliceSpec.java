@@ -9,7 +9,8 @@ import java.util.List;
  * scan tasks (each one Parquet row group or a run of them, with their delete files and residual
  * filter, as Iceberg's JSON task form), the schema to serve and the batch size.
  *
- * @param sliceId the sharded entity id: {@code dataset/generation/index}
+ * @param sliceId the sharded entity id: {@code dataset/generation/content}, where content is a
+ *     digest of what the slice holds, so one slice keeps its id across snapshots of a dataset
  * @param source the table the tasks' files belong to, which decides the FileIO that reads them
  * @param requestedSchemaJson the served columns, as Iceberg schema JSON
  * @param filterJson the full row filter as Iceberg expression JSON (re-checked per row)
@@ -30,7 +31,7 @@ public record SliceSpec(
     taskJsons = List.copyOf(taskJsons);
   }
 
-  public static String sliceId(String dataset, long generation, int index) {
-    return dataset + "/" + generation + "/" + index;
+  public static String sliceId(String dataset, long generation, String content) {
+    return dataset + "/" + generation + "/" + content;
   }
 }

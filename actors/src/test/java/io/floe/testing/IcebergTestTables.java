@@ -331,6 +331,24 @@ public final class IcebergTestTables {
       return this;
     }
 
+    /**
+     * Replaces every partition that {@code rows} fall in with just these rows, in one snapshot
+     * (Iceberg's dynamic partition overwrite, as {@code INSERT OVERWRITE} does it).
+     */
+    public TestTable replacePartitions(List<Record> rows) {
+      org.apache.iceberg.ReplacePartitions replace = table.newReplacePartitions();
+      writeDataFiles(rows).forEach(replace::addFile);
+      replace.commit();
+      return this;
+    }
+
+    /** The rows of {@code generator} for the next {@code count} ids, consuming those ids. */
+    public List<Record> nextRows(int count, RowGenerator generator) {
+      List<Record> rows = TestRows.rows(generator, nextId, nextId + count);
+      nextId += count;
+      return rows;
+    }
+
     /** Sets a table property on this table (a metadata commit, no new snapshot). */
     public TestTable property(String key, String value) {
       table.updateProperties().set(key, value).commit();
@@ -434,8 +452,12 @@ public final class IcebergTestTables {
       OutputFile out = newOutputFile(spec, file.partition(), "pos-deletes");
       try {
         PositionDeleteWriter<Record> writer =
+            // Full metrics on file_path, as Spark and PyIceberg write them, so that a delete file
+            // is
+            // attached only to the data file it names.
             Parquet.writeDeletes(out)
                 .setAll(table.properties())
+                .metricsConfig(org.apache.iceberg.MetricsConfig.forPositionDelete(table))
                 .withSpec(spec)
                 .withPartition(file.partition())
                 .overwrite()

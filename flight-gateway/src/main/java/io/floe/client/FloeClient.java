@@ -103,6 +103,14 @@ public final class FloeClient implements AutoCloseable {
     return action("load", request.toJson());
   }
 
+  /**
+   * Moves a dataset to its table's newest snapshot, loading only the slices that changed; with
+   * {@code wait} it answers once the new layout serves.
+   */
+  public JsonNode refresh(String dataset, boolean wait) {
+    return action("refresh", new io.floe.protocol.RefreshRequest(dataset, wait).toJson());
+  }
+
   public JsonNode status(String dataset) {
     return action("status", new NameRequest(dataset).toJson());
   }
@@ -154,6 +162,15 @@ public final class FloeClient implements AutoCloseable {
   /** A job's status with its counters; NOT_FOUND for a job that is not registered. */
   public JobStatus jobStatus(String job) {
     return JobStatus.from(jobAction("job_status", jobName(job)));
+  }
+
+  /**
+   * A job's status with {@code epoch}'s layout and batch count: an epoch not begun yet begins on
+   * the dataset's newest layout (after a refresh), unless the job pins its layout.
+   */
+  public JobStatus jobStatus(String job, int epoch) {
+    ObjectNode body = Json.object().put("job", job).put("epoch", epoch);
+    return JobStatus.from(jobAction("job_status", Json.bytes(body)));
   }
 
   /** Drops a job; answers the status it had, with {@link JobStatus#dropped()} set. */

@@ -60,7 +60,8 @@ public record JobCheckpoint(
         seed,
         batchRows,
         options);
-    JobStatus status = client.registerJob(options);
+    client.registerJob(options);
+    JobStatus status = client.jobStatus(options.job(), epoch);
     if (layout != null && !layout.equals(status.layout())) {
       throw new IllegalStateException(
           String.format(

@@ -74,6 +74,7 @@ public final class JobOptions {
   private final Integer blockRows;
   private final Integer windowBlocks;
   private final Long leaseTimeoutMs;
+  private final Boolean pinLayout;
 
   private JobOptions(Builder builder) {
     this.job = builder.job;
@@ -87,6 +88,7 @@ public final class JobOptions {
     this.blockRows = builder.blockRows;
     this.windowBlocks = builder.windowBlocks;
     this.leaseTimeoutMs = builder.leaseTimeoutMs;
+    this.pinLayout = builder.pinLayout;
   }
 
   /**
@@ -108,6 +110,7 @@ public final class JobOptions {
     builder.blockRows = blockRows;
     builder.windowBlocks = windowBlocks;
     builder.leaseTimeoutMs = leaseTimeoutMs;
+    builder.pinLayout = pinLayout;
     return builder;
   }
 
@@ -158,6 +161,14 @@ public final class JobOptions {
     return leaseTimeoutMs == null ? LEASE_TIMEOUT_MS_DEFAULT : leaseTimeoutMs;
   }
 
+  /**
+   * Whether every epoch reads the layout the job was registered on; otherwise (the default) each
+   * epoch reads the dataset's newest layout when it begins.
+   */
+  public boolean pinsLayout() {
+    return pinLayout != null && pinLayout;
+  }
+
   /** The {@code register_job} body: required fields and the optional ones that were set. */
   public ObjectNode json() {
     ObjectNode node = Json.object();
@@ -189,6 +200,9 @@ public final class JobOptions {
     if (leaseTimeoutMs != null) {
       node.put("lease_timeout_ms", leaseTimeoutMs);
     }
+    if (pinLayout != null) {
+      node.put("pin_layout", pinLayout);
+    }
     return node;
   }
 
@@ -215,7 +229,8 @@ public final class JobOptions {
         && tail == that.tail
         && Objects.equals(blockRows, that.blockRows)
         && Objects.equals(windowBlocks, that.windowBlocks)
-        && Objects.equals(leaseTimeoutMs, that.leaseTimeoutMs);
+        && Objects.equals(leaseTimeoutMs, that.leaseTimeoutMs)
+        && Objects.equals(pinLayout, that.pinLayout);
   }
 
   @Override
@@ -231,7 +246,8 @@ public final class JobOptions {
         tail,
         blockRows,
         windowBlocks,
-        leaseTimeoutMs);
+        leaseTimeoutMs,
+        pinLayout);
   }
 
   @Override
@@ -252,6 +268,7 @@ public final class JobOptions {
     private Integer blockRows;
     private Integer windowBlocks;
     private Long leaseTimeoutMs;
+    private Boolean pinLayout;
 
     private Builder(String job, String dataset, int batchRows) {
       Preconditions.checkArgument(
@@ -341,6 +358,15 @@ public final class JobOptions {
           LEASE_TIMEOUT_MS_MIN,
           LEASE_TIMEOUT_MS_MAX);
       this.leaseTimeoutMs = millis;
+      return this;
+    }
+
+    /**
+     * Reads every epoch from the layout the job is registered on, even after the dataset is
+     * refreshed (the dataset keeps that layout loaded as long as the job exists).
+     */
+    public Builder pinLayout() {
+      this.pinLayout = true;
       return this;
     }
 

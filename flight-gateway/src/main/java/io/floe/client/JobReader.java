@@ -180,7 +180,8 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
   }
 
   private void registerAgain() {
-    JobStatus status = client.registerJob(options);
+    client.registerJob(options);
+    JobStatus status = client.jobStatus(options.job(), epoch);
     if (layout != null && !layout.equals(status.layout())) {
       throw new IllegalStateException(
           String.format(
@@ -454,7 +455,11 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
           "Invalid world_size: %s (must divide batch_rows %s)",
           worldSize,
           options.batchRows());
-      JobStatus status = registered != null ? registered : client.registerJob(options);
+      if (registered == null) {
+        client.registerJob(options);
+      }
+      // The epoch's own layout and batch count: after a refresh, epochs differ.
+      JobStatus status = client.jobStatus(options.job(), epoch);
       long end = batchTo == null ? status.batchesPerEpoch() : batchTo;
       Preconditions.checkArgument(
           end <= status.batchesPerEpoch(),

@@ -54,6 +54,17 @@ public final class DatasetQueries {
         .ask(replyTo -> new DatasetEntity.Load(spec, untilReady, replyTo), timeout);
   }
 
+  /**
+   * Refreshes a dataset to its table's newest snapshot; with {@code spec} (a load of the newest
+   * snapshot) the dataset must have been loaded the same way.
+   */
+  public CompletionStage<DatasetEntity.LoadReply> refresh(
+      String name, DatasetSpec spec, boolean untilDone) {
+    Duration timeout = untilDone ? settings.loadWaitTimeout() : settings.askTimeout();
+    return dataset(name)
+        .ask(replyTo -> new DatasetEntity.Refresh(spec, untilDone, replyTo), timeout);
+  }
+
   /** The dataset's status; {@code stale} in the answer says it came from the last one known. */
   public CompletionStage<Answer<DatasetStatus>> status(String name) {
     return remembered(
@@ -63,6 +74,15 @@ public final class DatasetQueries {
   public CompletionStage<Answer<DatasetEntity.LayoutReply>> layout(String name) {
     return remembered(
         dataset(name).ask(DatasetEntity.GetLayout::new, settings.askTimeout()), name, lastLayout);
+  }
+
+  /**
+   * The layout with this fingerprint: the one serving, or one the dataset keeps for the jobs that
+   * read it; none when it no longer has it.
+   */
+  public CompletionStage<DatasetEntity.LayoutReply> layout(String name, String fingerprint) {
+    return dataset(name)
+        .ask(replyTo -> new DatasetEntity.GetLayout(fingerprint, replyTo), settings.askTimeout());
   }
 
   public CompletionStage<DatasetStatus> drop(String name) {

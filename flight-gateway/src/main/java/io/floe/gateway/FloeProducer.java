@@ -6,6 +6,7 @@ import io.floe.dataset.DatasetEntity;
 import io.floe.dataset.DatasetLayout;
 import io.floe.dataset.DatasetState;
 import io.floe.dataset.DatasetStatus;
+import io.floe.dataset.RefreshReport;
 import io.floe.job.EpochShape;
 import io.floe.job.JobEntity;
 import io.floe.job.JobSpec;
@@ -21,6 +22,7 @@ import io.floe.protocol.Json;
 import io.floe.protocol.LoadRequest;
 import io.floe.protocol.NameRequest;
 import io.floe.protocol.ReadRequest;
+import io.floe.protocol.RefreshRequest;
 import io.floe.protocol.StatusJson;
 import io.floe.slice.LoadedSlice;
 import io.floe.slice.SliceStore;
@@ -55,6 +57,7 @@ public final class FloeProducer extends NoOpFlightProducer {
   public static final String LOAD = "load";
   public static final String STATUS = "status";
   public static final String DROP = "drop";
+  public static final String REFRESH = "refresh";
   public static final String LIST = "list";
   public static final String CLUSTER = "cluster";
   public static final String REGISTER_JOB = "register_job";
@@ -69,6 +72,10 @@ public final class FloeProducer extends NoOpFlightProducer {
           new ActionType(LOAD, "Load a dataset from an Iceberg table; body: dataset spec JSON"),
           new ActionType(STATUS, "A dataset's state and size; body: {\"name\": ...}"),
           new ActionType(DROP, "Drop a dataset and free its memory; body: {\"name\": ...}"),
+          new ActionType(
+              REFRESH,
+              "Move a dataset to its table's newest snapshot, loading only what changed;"
+                  + " body: {\"name\": ..., \"wait\": true}"),
           new ActionType(LIST, "Every loaded dataset's status"),
           new ActionType(CLUSTER, "The cluster's members as this node sees them"),
           new ActionType(
@@ -132,15 +139,23 @@ public final class FloeProducer extends NoOpFlightProducer {
     switch (action.getType()) {
       case LOAD:
         LoadRequest load = LoadRequest.parse(action.getBody());
+        if (load.latest()) {
+          // Refresh a dataset loaded the same way, or load it when there is none.
+          return datasets
+              .refresh(load.spec().name(), load.spec(), load.untilReady())
+              .thenCompose(
+                  reply ->
+                      reply.status().state() == DatasetState.ABSENT
+                          ? datasets.load(load.spec(), load.untilReady()).thenApply(this::loaded)
+                          : java.util.concurrent.CompletableFuture.completedFuture(
+                              refreshed(reply, load.untilReady())));
+        }
+        return datasets.load(load.spec(), load.untilReady()).thenApply(this::loaded);
+      case REFRESH:
+        RefreshRequest refresh = RefreshRequest.parse(action.getBody());
         return datasets
-            .load(load.spec(), load.untilReady())
-            .thenApply(
-                reply -> {
-                  if (reply.failure() != null) {
-                    throw FlightErrors.of(reply.failure());
-                  }
-                  return Json.bytes(StatusJson.of(reply.status()));
-                });
+            .refresh(refresh.name(), null, refresh.untilDone())
+            .thenApply(reply -> refreshed(reply, refresh.untilDone()));
       case STATUS:
         return datasets
             .status(NameRequest.parse(action.getBody(), STATUS).name())
@@ -182,7 +197,8 @@ public final class FloeProducer extends NoOpFlightProducer {
       case REGISTER_JOB:
         return registerJob(JobRequest.parse(action.getBody()));
       case JOB_STATUS:
-        return jobs.status(JobRequests.JobName.parse(action.getBody(), JOB_STATUS).job())
+        JobRequests.JobStatusRequest asked = JobRequests.JobStatusRequest.parse(action.getBody());
+        return jobs.status(asked.job(), asked.epoch())
             .thenApply(status -> Json.bytes(JobStatusJson.of(status)));
       case DROP_JOB:
         return jobs.drop(JobRequests.JobName.parse(action.getBody(), DROP_JOB).job())
@@ -216,6 +232,7 @@ public final class FloeProducer extends NoOpFlightProducer {
                         LOAD,
                         STATUS,
                         DROP,
+                        REFRESH,
                         LIST,
                         CLUSTER,
                         REGISTER_JOB,
@@ -225,6 +242,37 @@ public final class FloeProducer extends NoOpFlightProducer {
                         ACK))
             .toRuntimeException();
     }
+  }
+
+  private byte[] loaded(DatasetEntity.LoadReply reply) {
+    if (reply.failure() != null) {
+      throw FlightErrors.of(reply.failure());
+    }
+    return Json.bytes(StatusJson.of(reply.status()));
+  }
+
+  /**
+   * The answer to a refresh: the status, or the error of the dataset (missing, failed, loading) or,
+   * for a caller that waited, of the refresh itself.
+   */
+  private byte[] refreshed(DatasetEntity.LoadReply reply, boolean waited) {
+    if (reply.failure() != null) {
+      throw FlightErrors.of(reply.failure());
+    }
+    DatasetStatus status = reply.status();
+    if (status.state() != DatasetState.READY && status.state() != DatasetState.DEGRADED) {
+      throw notReady(status);
+    }
+    RefreshReport report = status.refresh();
+    if (waited && report != null && RefreshReport.FAILED.equals(report.state())) {
+      throw FlightErrors.of(
+          new io.floe.dataset.Failure(
+              report.failure().kind(),
+              String.format(
+                  "Refresh of dataset '%s' failed (it still serves snapshot %d): %s",
+                  status.name(), report.fromSnapshot(), report.failure().message())));
+    }
+    return Json.bytes(StatusJson.of(status));
   }
 
   /** Registers a job against the dataset's current layout, after checking it can be served. */
@@ -337,12 +385,49 @@ public final class FloeProducer extends NoOpFlightProducer {
   }
 
   private FlightInfo jobInfo(JobReadRequest request, FlightDescriptor descriptor) {
-    JobStatus job = await(jobs.status(request.job()));
-    DatasetEntity.LayoutReply reply = await(datasets.layout(job.spec().dataset())).value();
-    if (reply.layout() == null) {
+    // The epoch's layout: the one it began on, or for a new epoch the dataset's newest. Planning
+    // needs where slices are now, so the layout comes from the dataset, not the cache.
+    JobStatus job = await(jobs.status(request.job(), request.epoch()));
+    String dataset = job.spec().dataset();
+    DatasetEntity.LayoutReply serving = await(datasets.layout(dataset)).value();
+    DatasetLayout layout =
+        serving.layout() != null
+                && serving.layout().fingerprint().equals(job.layout().fingerprint())
+            ? serving.layout()
+            : heldLayout(dataset, job.layout().fingerprint(), job.spec().job(), job.epoch());
+    return jobPlanner.plan(job, layout, request, descriptor);
+  }
+
+  /** A ticket's layout: this node's cached copy (holders do not matter here), or the dataset's. */
+  private DatasetLayout ticketLayout(JobTicket ticket) {
+    DatasetLayout layout = orders.layout(ticket.layout());
+    // A layout cached before the dataset was loaded again the same way has the same order but
+    // other slice ids.
+    if (layout != null && layout.indexOf(ticket.sliceId()) >= 0) {
+      return layout;
+    }
+    return heldLayout(ticket.dataset(), ticket.layout(), ticket.job(), ticket.epoch());
+  }
+
+  /**
+   * The layout with this fingerprint: the one the dataset serves or one it keeps for the jobs that
+   * read it.
+   */
+  private DatasetLayout heldLayout(String dataset, String fingerprint, String job, long epoch) {
+    DatasetEntity.LayoutReply reply = await(datasets.layout(dataset, fingerprint));
+    if (reply.layout() != null) {
+      orders.remember(fingerprint, reply.layout());
+      return reply.layout();
+    }
+    if (reply.status().state() != DatasetState.READY
+        && reply.status().state() != DatasetState.DEGRADED) {
       throw notReady(reply.status());
     }
-    return jobPlanner.plan(job, reply.layout(), request, descriptor);
+    throw FailedPrecondition.of(
+        String.format(
+            "Dataset '%s' no longer holds layout %s, which job '%s' read epoch %d from (it"
+                + " serves snapshot %d now); register the job again or read a later epoch",
+            dataset, fingerprint, job, epoch, reply.status().snapshotId()));
   }
 
   private RuntimeException notReady(DatasetStatus status) {
@@ -392,26 +477,7 @@ public final class FloeProducer extends NoOpFlightProducer {
   }
 
   private long streamJob(LoadedSlice slice, JobTicket ticket, ServerStreamListener listener) {
-    DatasetLayout layout = orders.layout(ticket.layout());
-    if (layout != null && layout.indexOf(ticket.sliceId()) < 0) {
-      // Cached before the dataset was loaded again the same way: same order, new slice ids.
-      layout = null;
-    }
-    if (layout == null) {
-      DatasetEntity.LayoutReply reply = await(datasets.layout(ticket.dataset())).value();
-      if (reply.layout() == null) {
-        throw notReady(reply.status());
-      }
-      layout = reply.layout();
-      String now = layout.fingerprint();
-      if (!now.equals(ticket.layout())) {
-        throw FailedPrecondition.of(
-            String.format(
-                "Dataset '%s' changed since job '%s' was planned (layout %s, now %s)",
-                layout.name(), ticket.job(), ticket.layout(), now));
-      }
-      orders.remember(now, layout);
-    }
+    DatasetLayout layout = ticketLayout(ticket);
     int sliceIndex = layout.indexOf(ticket.sliceId());
     if (sliceIndex < 0) {
       throw notHeld(ticket.sliceId());

@@ -31,9 +31,11 @@ final class JobQueries {
         .thenApply(JobQueries::statusOrThrow);
   }
 
-  CompletionStage<JobStatus> status(String id) {
+  /** The job's status; with an epoch, that epoch's layout (a new epoch begins on the newest). */
+  CompletionStage<JobStatus> status(String id, Long epoch) {
     return job(id)
-        .ask(JobEntity.GetJob::new, settings.askTimeout())
+        .<JobEntity.JobReply>ask(
+            replyTo -> new JobEntity.GetJob(epoch, replyTo), settings.askTimeout())
         .thenApply(JobQueries::statusOrThrow);
   }
 

@@ -22,7 +22,8 @@ public final class JobRequest {
           "tail",
           "block_rows",
           "window_blocks",
-          "lease_timeout_ms");
+          "lease_timeout_ms",
+          "pin_layout");
 
   private JobRequest() {}
 
@@ -52,7 +53,8 @@ public final class JobRequest {
         tail == null ? TailPolicy.DROP : TailPolicy.parse(tail),
         fields.optionalInt("block_rows", JobSpec.BLOCK_ROWS_DEFAULT),
         fields.optionalInt("window_blocks", JobSpec.WINDOW_BLOCKS_DEFAULT),
-        leaseTimeout == null ? JobSpec.LEASE_TIMEOUT_MILLIS_DEFAULT : leaseTimeout);
+        leaseTimeout == null ? JobSpec.LEASE_TIMEOUT_MILLIS_DEFAULT : leaseTimeout,
+        fields.optionalBoolean("pin_layout", false));
   }
 
   /** The spec as {@code register_job} takes it (every field explicit). */
@@ -70,6 +72,7 @@ public final class JobRequest {
     node.put("block_rows", spec.blockRows());
     node.put("window_blocks", spec.windowBlocks());
     node.put("lease_timeout_ms", spec.leaseTimeoutMillis());
+    node.put("pin_layout", spec.pinLayout());
     return node;
   }
 }

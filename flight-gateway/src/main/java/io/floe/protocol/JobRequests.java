@@ -6,12 +6,28 @@ import java.util.Set;
 public final class JobRequests {
   private JobRequests() {}
 
-  /** {@code job_status} and {@code drop_job}: {"job": "..."}. */
+  /** {@code drop_job}: {"job": "..."}. */
   public record JobName(String job) {
     public static JobName parse(byte[] body, String action) {
       String what = action + " action body";
       return new JobName(
           new Fields(Json.parseObject(body, what), what, Set.of("job")).requiredString("job"));
+    }
+  }
+
+  /**
+   * {@code job_status}: {"job": "...", "epoch": n}; with an epoch, the answer's layout, rows and
+   * batches are that epoch's (an epoch not begun yet begins on the dataset's newest layout).
+   */
+  public record JobStatusRequest(String job, Long epoch) {
+    public static JobStatusRequest parse(byte[] body) {
+      String what = "job_status action body";
+      Fields fields = new Fields(Json.parseObject(body, what), what, Set.of("job", "epoch"));
+      Long epoch = fields.optionalLong("epoch");
+      if (epoch != null && epoch < 0) {
+        throw new IllegalArgumentException("Invalid epoch: " + epoch + " (must be >= 0)");
+      }
+      return new JobStatusRequest(fields.requiredString("job"), epoch);
     }
   }
 

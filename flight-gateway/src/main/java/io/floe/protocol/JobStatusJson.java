@@ -3,6 +3,7 @@ package io.floe.protocol;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.job.EpochProgress;
+import io.floe.job.JobRecord;
 import io.floe.job.JobStatus;
 
 /** A job's status in its wire form (see docs/protocol.md, "Training jobs"). */
@@ -11,10 +12,19 @@ public final class JobStatusJson {
 
   public static ObjectNode of(JobStatus status) {
     ObjectNode node = JobRequest.toJson(status.spec());
+    node.put("epoch", status.epoch());
     node.put("rows", status.layout().rows());
     node.put("snapshot_id", status.layout().snapshotId());
     node.put("layout", status.layout().fingerprint());
     node.put("batches_per_epoch", status.batchesPerEpoch());
+    ArrayNode layouts = node.putArray("layouts");
+    for (JobRecord.EpochLayout at : status.layouts()) {
+      ObjectNode layout = layouts.addObject();
+      layout.put("from_epoch", at.fromEpoch());
+      layout.put("layout", at.layout().fingerprint());
+      layout.put("snapshot_id", at.layout().snapshotId());
+      layout.put("rows", at.layout().rows());
+    }
     ObjectNode counters = node.putObject("counters");
     counters.put("rows_leased", status.rowsLeased());
     counters.put("rows_acknowledged", status.rowsAcknowledged());

@@ -11,8 +11,14 @@ import java.util.Set;
  * The body of the {@code load} action: a dataset spec plus whether to answer only once READY.
  *
  * @param untilReady answer when the dataset is READY or FAILED rather than once planned
+ * @param latest {@code "snapshot": "latest"}: a dataset of that name already loaded the same way is
+ *     refreshed to the table's newest snapshot
  */
-public record LoadRequest(DatasetSpec spec, boolean untilReady) {
+public record LoadRequest(DatasetSpec spec, boolean untilReady, boolean latest) {
+  public LoadRequest(DatasetSpec spec, boolean untilReady) {
+    this(spec, untilReady, false);
+  }
+
   private static final String WHAT = "load action body";
   private static final Set<String> FIELDS =
       Set.of(
@@ -24,6 +30,7 @@ public record LoadRequest(DatasetSpec spec, boolean untilReady) {
           "columns",
           "filter",
           "batch_rows",
+          "snapshot",
           "wait");
 
   public static LoadRequest parse(byte[] body) {
@@ -39,7 +46,20 @@ public record LoadRequest(DatasetSpec spec, boolean untilReady) {
             fields.optionalStrings("columns"),
             filter(fields.raw("filter")),
             fields.optionalInt("batch_rows", DatasetSpec.BATCH_ROWS_DEFAULT));
-    return new LoadRequest(spec, fields.optionalBoolean("wait", false));
+    String snapshot = fields.optionalString("snapshot");
+    if (snapshot != null && !snapshot.equals("latest")) {
+      throw new IllegalArgumentException(
+          "Field 'snapshot' in "
+              + WHAT
+              + " must be \"latest\" (use snapshot_id or as_of for another snapshot), got '"
+              + snapshot
+              + "'");
+    }
+    if (snapshot != null && (spec.snapshotId() != null || spec.asOfMillis() != null)) {
+      throw new IllegalArgumentException(
+          "Field 'snapshot' in " + WHAT + " cannot be given with snapshot_id or as_of");
+    }
+    return new LoadRequest(spec, fields.optionalBoolean("wait", false), snapshot != null);
   }
 
   /**
@@ -99,6 +119,9 @@ public record LoadRequest(DatasetSpec spec, boolean untilReady) {
     spec.columns().forEach(node.putArray("columns")::add);
     node.put("filter", spec.filter());
     node.put("batch_rows", spec.batchRows());
+    if (latest) {
+      node.put("snapshot", "latest");
+    }
     node.put("wait", untilReady);
     return Json.bytes(node);
   }
