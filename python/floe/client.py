@@ -192,6 +192,7 @@ class FloeClient:
         snapshot_id: Optional[int] = None,
         as_of: Union[None, int, str, _dt.datetime] = None,
         batch_rows: Optional[int] = None,
+        snapshot: Optional[str] = None,
         wait: bool = True,
     ) -> dict:
         """Loads ``table`` as dataset ``name`` and answers its status. With ``wait`` (the default)
@@ -205,7 +206,8 @@ class FloeClient:
         Iceberg expression in its JSON form as a dict, or a PyIceberg ``BooleanExpression``, sent
         unchanged. ``as_of`` is epoch milliseconds, an ISO-8601 instant or an aware ``datetime``.
         Loading a name again with the same spec answers its status; with another spec it raises
-        :class:`~floe.errors.AlreadyExists`.
+        :class:`~floe.errors.AlreadyExists`. With ``snapshot="latest"``, a dataset of that name
+        loaded the same way is refreshed to the table's newest snapshot (see :meth:`refresh`).
         """
         spec: Dict[str, Any] = {"name": name, "table": str(table)}
         if catalog is not None:
@@ -226,8 +228,18 @@ class FloeClient:
             spec["as_of"] = as_of
         if batch_rows is not None:
             spec["batch_rows"] = int(batch_rows)
+        if snapshot is not None:
+            spec["snapshot"] = str(snapshot)
         spec["wait"] = bool(wait)
         return self._action("load", spec)
+
+    def refresh(self, name: str, wait: bool = True) -> dict:
+        """Moves dataset ``name`` to its table's newest snapshot, loading only the slices that
+        changed, and answers its status; ``status["refresh"]`` says what was kept, loaded and
+        freed. With ``wait`` (the default) it answers once the new layout serves. Readers switch
+        at once; a job's epoch in progress ends on the old layout, its next epoch reads the new
+        one."""
+        return self._action("refresh", {"name": name, "wait": bool(wait)})
 
     def status(self, name: str) -> dict:
         """The dataset's status; ``state`` is ``ABSENT`` for unknown names."""

@@ -20,7 +20,7 @@ import uuid
 import pyarrow as pa
 import pytest
 
-from floe import FloeClient
+from floe import FloeClient, JobSpec
 from floe.errors import FloeError, InvalidRequest, NotFound
 from conftest import Node, _java
 from servers import ACCESS_KEY, REGION, SECRET_KEY, MotoServer, RestCatalogServer
@@ -443,3 +443,51 @@ def test_web_identity_credentials_from_sts_with_no_keys(classpath, moto, lake, t
     finally:
         with_role.stop()
         without.stop()
+
+
+def test_refresh_after_pyiceberg_commits_loads_only_what_changed(client, lake):
+    catalog = lake[0]
+    table = catalog.create_table("db.grow", schema=SCHEMA)
+    table.append(_rows(range(0, 300)))
+    table.append(_rows(range(300, 600)))
+    first = client.load("grow", "lake.db.grow")
+    try:
+        # Another writer commits: an append, and a copy-on-write delete in the second file only.
+        table.append(_rows(range(600, 800)))
+        table.delete("id >= 550 and id < 560")
+        table = catalog.load_table("db.grow")
+        status = client.refresh("grow")
+        report = status["refresh"]
+        assert report["state"] == "DONE", status
+        assert status["snapshot_id"] == table.current_snapshot().snapshot_id
+        assert report["slices_kept"] > 0, status  # the first commit's slices
+        assert report["slices_loaded"] > 0, status
+        assert report["slices_kept"] + report["slices_loaded"] == status["slices_total"]
+        assert report["slices_freed"] == first["slices_total"] - report["slices_kept"]
+        rows = pa.Table.from_batches(list(client.read_shard("grow"))).sort_by("id")
+        _same(rows, _reference(table), "refreshed dataset")
+        assert client.refresh("grow")["refresh"]["state"] == "UNCHANGED"
+    finally:
+        client.drop("grow")
+
+
+def test_a_job_reads_its_epoch_on_the_old_layout_and_the_next_on_the_new(client, lake):
+    catalog = lake[0]
+    table = catalog.create_table("db.epochs", schema=SCHEMA)
+    table.append(_rows(range(0, 400)))
+    client.load("epochs", "lake.db.epochs", batch_rows=64)
+    spec = JobSpec("epochs-job", "epochs", batch_rows=100, seed=5)
+    client.register_job_spec(spec)
+    try:
+        first = list(client.read_job(spec, 0, batch_from=0, batch_to=2))
+        table.append(_rows(range(400, 600)))
+        assert client.refresh("epochs")["refresh"]["state"] == "DONE"
+        rest = list(client.read_job(spec, 0, batch_from=2))
+        epoch0 = [i for _, b in first + rest for i in b.column("id").to_pylist()]
+        assert sorted(epoch0) == list(range(0, 400))  # the old layout, each row once
+        epoch1 = [i for _, b in client.read_job(spec, 1) for i in b.column("id").to_pylist()]
+        assert sorted(epoch1) == list(range(0, 600))  # the new layout, each row once
+        assert client.job_status("epochs-job", 1)["layout"] != client.job_status("epochs-job", 0)["layout"]
+    finally:
+        client.drop_job("epochs-job")
+        client.drop("epochs")
