@@ -425,8 +425,9 @@ public final class FloeProducer extends NoOpFlightProducer {
     }
     throw FailedPrecondition.of(
         String.format(
-            "Dataset '%s' no longer holds layout %s, which job '%s' read epoch %d from (it"
-                + " serves snapshot %d now); register the job again or read a later epoch",
+            "Dataset '%s' changed: it no longer holds layout %s, which job '%s' read epoch %d"
+                + " from (it serves snapshot %d now); register the job again or read a later"
+                + " epoch",
             dataset, fingerprint, job, epoch, reply.status().snapshotId()));
   }
 
