@@ -127,7 +127,8 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
 
   private record RefreshPlanned(ScanPlan plan, Throwable failure) implements Command {}
 
-  private record RetainedPlanned(ScanPlan plan, Throwable failure) implements Command {}
+  private record RetainedPlanned(long snapshotId, ScanPlan plan, Throwable failure)
+      implements Command {}
 
   /** The retire linger of a replaced layout's slices is over. */
   private record ReleaseRetired(List<String> sliceIds) implements Command {}
@@ -268,8 +269,8 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
   /** Slices no version uses, freed when their retire linger ends. */
   private final Set<String> retiring = new LinkedHashSet<>();
 
-  /** Retained snapshots a recovering entity is planning again. */
-  private int retainedPlanning;
+  /** Retained snapshots a recovering entity is planning again (kept in the record meanwhile). */
+  private final Set<Long> retainedPlanning = new LinkedHashSet<>();
 
   private RefreshReport refresh;
   private long refreshStartedNanos;
@@ -298,8 +299,11 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
       record.retiring().forEach(this::release);
       start(record.pinnedSpec(), record.generation());
       for (long snapshot : record.retainedSnapshots()) {
-        retainedPlanning++;
-        plan(spec.withSnapshotId(snapshot), generation, RetainedPlanned::new);
+        retainedPlanning.add(snapshot);
+        plan(
+            spec.withSnapshotId(snapshot),
+            generation,
+            (plan, failure) -> new RetainedPlanned(snapshot, plan, failure));
       }
     }
   }
@@ -578,14 +582,15 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
   }
 
   private Behavior<Command> onRetainedPlanned(RetainedPlanned planned) {
-    retainedPlanning--;
+    retainedPlanning.remove(planned.snapshotId());
     if (state == DatasetState.ABSENT || state == DatasetState.FAILED) {
       return this;
     }
     if (planned.failure() != null) {
       LOG.warn(
-          "Dataset '{}': a layout kept for jobs could not be planned again: {}",
+          "Dataset '{}': the layout of snapshot {}, kept for jobs, could not be planned again: {}",
           name,
+          planned.snapshotId(),
           Failure.of(planned.failure()).message());
     } else {
       DatasetVersion version = new DatasetVersion(planned.plan());
@@ -635,7 +640,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
   }
 
   private Behavior<Command> onGetSliceSpec(GetSliceSpec get) {
-    if (state == DatasetState.PLANNING || retainedPlanning > 0) {
+    if (state == DatasetState.PLANNING || !retainedPlanning.isEmpty()) {
       waitingForSpecs.add(get);
       return this;
     }
@@ -665,7 +670,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
   }
 
   private void answerWaitingSpecs() {
-    if (state == DatasetState.PLANNING || retainedPlanning > 0) {
+    if (state == DatasetState.PLANNING || !retainedPlanning.isEmpty()) {
       return;
     }
     List<GetSliceSpec> waiting = new ArrayList<>(waitingForSpecs);
@@ -862,14 +867,11 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     }
     Map<String, List<String>> held = new LinkedHashMap<>();
     holders.forEach((job, fps) -> held.put(job, List.copyOf(fps)));
+    Set<Long> kept = new LinkedHashSet<>(retained.keySet());
+    kept.addAll(retainedPlanning);
     DatasetRecord record =
         new DatasetRecord(
-            spec,
-            generation,
-            current.snapshotId(),
-            List.copyOf(retained.keySet()),
-            held,
-            List.copyOf(retiring));
+            spec, generation, current.snapshotId(), List.copyOf(kept), held, List.copyOf(retiring));
     updateDirectory(map -> DatasetDirectory.put(map, selfAddress, record));
   }
 

@@ -83,6 +83,13 @@ public final class StorageFailures {
         break;
       }
     }
+    if (isConnectionFailure(error)) {
+      // A catalog client (Hive's Thrift, Nessie's HTTP, JDBC) that says so only in its messages.
+      return new StorageFailure(
+          StorageFailure.Reason.UNAVAILABLE,
+          "Cannot reach " + what + ": " + rootMessage(error),
+          error);
+    }
     if (decoding && isDecodingFailure(error)) {
       return new StorageFailure(
           StorageFailure.Reason.UNREADABLE,
@@ -270,7 +277,9 @@ public final class StorageFailures {
         return true;
       }
       String message = String.valueOf(t.getMessage()).toLowerCase(Locale.ROOT);
-      if (message.contains("connection refused") || message.contains("unable to execute http")) {
+      if (message.contains("connection refused")
+          || message.contains("unable to execute http")
+          || message.contains("could not connect to meta store")) {
         return true;
       }
       if (t.getCause() == t) {

@@ -99,6 +99,37 @@ class CatalogTablesTest {
   }
 
   @Test
+  void hiveAndNessieCatalogsAreBuiltAndSayWhenTheyCannotBeReached() {
+    CatalogSettings catalogs =
+        CatalogSettings.builder()
+            .catalog(
+                "hms",
+                Map.of("type", "hive", "uri", "thrift://127.0.0.1:1", "warehouse", "file:/tmp/w"))
+            .catalog(
+                "nes",
+                Map.of(
+                    "type",
+                    "nessie",
+                    "uri",
+                    "http://127.0.0.1:1/api/v2",
+                    "ref",
+                    "main",
+                    "warehouse",
+                    "file:/tmp/w"))
+            .build();
+    StorageSettings storage =
+        StorageSettings.builder().hadoopProperty("hive.metastore.connect.retries", "1").build();
+    try (TableAccess tables = new TableAccess(storage, catalogs)) {
+      for (String table : new String[] {"hms.db.t", "nes.db.t"}) {
+        assertThatThrownBy(() -> tables.open(tables.resolve(table, null)))
+            .satisfies(
+                e -> assertThat(FailureKind.of(e)).isEqualTo(FailureKind.STORAGE_UNAVAILABLE))
+            .hasMessageContaining("catalog '" + table.substring(0, 3) + "'");
+      }
+    }
+  }
+
+  @Test
   void catalogsComeFromConfigurationAndTheEnvironmentWithIcebergNames() {
     CatalogSettings settings =
         CatalogSettings.fromConfig(
