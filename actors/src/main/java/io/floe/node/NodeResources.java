@@ -13,7 +13,6 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
 
 /**
@@ -54,7 +53,7 @@ public final class NodeResources implements AutoCloseable {
       new java.util.concurrent.atomic.AtomicReference<>("unbound");
 
   private NodeResources(Builder builder) {
-    this.allocator = new RootAllocator(builder.memoryLimitBytes);
+    this.allocator = io.floe.arrow.NodeAllocation.root(builder.memoryLimitBytes);
     this.tables = new TableAccess(builder.storage, builder.catalogs);
     this.loader = new SliceLoader(allocator, tables, reaper);
     this.planner = new SlicePlanner(builder.sliceTargetBytes);
