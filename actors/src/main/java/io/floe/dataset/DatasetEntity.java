@@ -980,6 +980,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
         current == null ? -1 : current.snapshotId(),
         failure,
         secondsToReady,
+        current == null ? null : current.decoders(),
         refresh,
         kept);
   }

@@ -10,6 +10,7 @@ import java.util.List;
  * @param source where its table came from, once planned; else null
  * @param failure why it FAILED, or null
  * @param secondsToReady seconds from the load request to READY, or -1 before that
+ * @param decoders how many held slices each reader decoded: vectorized, generic, mixed
  * @param refresh its last refresh, or null
  * @param retained older layouts kept for the jobs that still read them
  */
@@ -24,16 +25,18 @@ public record DatasetStatus(
     long snapshotId,
     Failure failure,
     double secondsToReady,
+    java.util.Map<String, Integer> decoders,
     RefreshReport refresh,
     List<RetainedLayout> retained)
     implements CborSerializable {
   public DatasetStatus {
     retained = retained == null ? List.of() : List.copyOf(retained);
+    decoders = decoders == null ? java.util.Map.of() : java.util.Map.copyOf(decoders);
   }
 
   public static DatasetStatus absent(String name) {
     return new DatasetStatus(
-        name, null, DatasetState.ABSENT, 0, 0, 0, 0, -1, null, -1, null, List.of());
+        name, null, DatasetState.ABSENT, 0, 0, 0, 0, -1, null, -1, null, null, List.of());
   }
 
   /**

@@ -142,6 +142,17 @@ final class DatasetVersion {
     return rows;
   }
 
+  /** How many held slices each reader decoded (vectorized, generic, mixed). */
+  Map<String, Integer> decoders() {
+    Map<String, Integer> counts = new java.util.TreeMap<>();
+    for (int i = 0; i < known.length; i++) {
+      if (known[i] != null && present[i] && known[i].decoder() != null) {
+        counts.merge(known[i].decoder(), 1, Integer::sum);
+      }
+    }
+    return counts;
+  }
+
   long bytes() {
     long bytes = 0;
     for (int i = 0; i < known.length; i++) {

@@ -1,5 +1,6 @@
 package io.floe.iceberg;
 
+import io.floe.arrow.ArrowSchemas;
 import io.floe.filter.RowPredicate;
 import io.floe.slice.SliceSpec;
 import java.util.ArrayList;
@@ -57,6 +58,37 @@ public final class SliceRecords {
 
   public Schema requested() {
     return requested;
+  }
+
+  /** Whether {@code task} can be decoded with the vectorized reader (see {@link #vectorized}). */
+  public boolean vectorizable(FileScanTask task) {
+    return VectorizedTaskReader.accepts(task, requested, filter);
+  }
+
+  /**
+   * The task's rows decoded column by column with Iceberg's vectorized Parquet reader into batches
+   * of at most {@code batchRows} rows under {@code allocator}, or empty when a column comes out in
+   * a form the served type cannot take (then nothing is left allocated, and the task is for {@link
+   * #open}). Only for tasks {@link #vectorizable}.
+   */
+  public java.util.Optional<List<org.apache.arrow.vector.ipc.message.ArrowRecordBatch>> vectorized(
+      FileScanTask task, int batchRows, org.apache.arrow.memory.BufferAllocator allocator) {
+    try {
+      return java.util.Optional.of(
+          VectorizedTaskReader.read(
+              io,
+              task,
+              requested,
+              ArrowSchemas.fromIceberg(requested).getFields(),
+              nameMappingJson,
+              batchRows,
+              allocator));
+    } catch (UnsupportedOperationException e) {
+      org.slf4j.LoggerFactory.getLogger(SliceRecords.class)
+          .debug(
+              "Task of {} read by the generic reader: {}", task.file().location(), e.getMessage());
+      return java.util.Optional.empty();
+    }
   }
 
   public List<FileScanTask> tasks() {

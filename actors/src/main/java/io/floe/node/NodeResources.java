@@ -55,7 +55,7 @@ public final class NodeResources implements AutoCloseable {
   private NodeResources(Builder builder) {
     this.allocator = io.floe.arrow.NodeAllocation.root(builder.memoryLimitBytes);
     this.tables = new TableAccess(builder.storage, builder.catalogs);
-    this.loader = new SliceLoader(allocator, tables, reaper);
+    this.loader = new SliceLoader(allocator, tables, reaper, builder.vectorizedLoads);
     this.planner = new SlicePlanner(builder.sliceTargetBytes);
     this.loadsPerDataset = builder.loadsPerDataset;
     this.retireLinger = builder.retireLinger;
@@ -187,6 +187,7 @@ public final class NodeResources implements AutoCloseable {
     private int loadsPerDataset = LOADS_PER_DATASET_DEFAULT;
     private StorageSettings storage = StorageSettings.defaults();
     private CatalogSettings catalogs = CatalogSettings.none();
+    private boolean vectorizedLoads = true;
     private java.time.Duration retireLinger = RETIRE_LINGER_DEFAULT;
 
     private Builder() {}
@@ -229,6 +230,12 @@ public final class NodeResources implements AutoCloseable {
 
     public Builder catalogs(CatalogSettings settings) {
       this.catalogs = settings;
+      return this;
+    }
+
+    /** Whether slices may be decoded by the vectorized reader where it applies (on by default). */
+    public Builder vectorizedLoads(boolean on) {
+      this.vectorizedLoads = on;
       return this;
     }
 

@@ -21,6 +21,7 @@ public final class LoadedSlice {
   private final long[] batchStarts;
   private final long rows;
   private final long bytes;
+  private final String decoder;
   private final BufferAllocator allocator;
   private final AllocatorReaper reaper;
   private final AtomicInteger references = new AtomicInteger(1);
@@ -32,8 +33,10 @@ public final class LoadedSlice {
       Schema schema,
       List<ArrowRecordBatch> batches,
       BufferAllocator allocator,
-      AllocatorReaper reaper) {
+      AllocatorReaper reaper,
+      String decoder) {
     this.sliceId = sliceId;
+    this.decoder = decoder;
     this.schema = schema;
     this.batches = List.copyOf(batches);
     this.allocator = allocator;
@@ -51,6 +54,11 @@ public final class LoadedSlice {
 
   public String sliceId() {
     return sliceId;
+  }
+
+  /** Which reader decoded it: vectorized, generic or mixed (see {@link SliceLoader}). */
+  public String decoder() {
+    return decoder;
   }
 
   public Schema schema() {

@@ -63,7 +63,7 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
   /**
    * @param holder the Flight location (URI) of the node holding the slice
    */
-  public record Loaded(String sliceId, long rows, long bytes, String holder)
+  public record Loaded(String sliceId, long rows, long bytes, String holder, String decoder)
       implements LoadResult {}
 
   public record LoadFailed(String sliceId, Failure failure) implements LoadResult {}
@@ -164,7 +164,13 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
       getContext()
           .getLog()
           .debug("Slice {} loaded: {} rows, {} bytes", sliceId, slice.rows(), slice.bytes());
-      result = new Loaded(sliceId, slice.rows(), slice.bytes(), resources.advertisedLocation());
+      result =
+          new Loaded(
+              sliceId,
+              slice.rows(),
+              slice.bytes(),
+              resources.advertisedLocation(),
+              slice.decoder());
     }
     waiting.forEach(ref -> ref.tell(result));
     waiting.clear();

@@ -22,14 +22,31 @@ import org.apache.iceberg.io.CloseableIterable;
  * exception leaves.
  */
 public final class SliceLoader {
+  /** How a slice's file tasks were decoded, as {@code status} reports it. */
+  public static final String VECTORIZED = "vectorized";
+
+  public static final String GENERIC = "generic";
+  public static final String MIXED = "mixed";
+
   private final BufferAllocator nodeAllocator;
   private final TableAccess tables;
   private final AllocatorReaper reaper;
+  private final boolean vectorized;
 
-  public SliceLoader(BufferAllocator nodeAllocator, TableAccess tables, AllocatorReaper reaper) {
+  /**
+   * @param vectorized decode the tasks that allow it with Iceberg's vectorized Parquet reader (flat
+   *     columns, no delete files, a filter the partition decides); the generic row reader does the
+   *     rest, and all of it when this is off
+   */
+  public SliceLoader(
+      BufferAllocator nodeAllocator,
+      TableAccess tables,
+      AllocatorReaper reaper,
+      boolean vectorized) {
     this.nodeAllocator = nodeAllocator;
     this.tables = tables;
     this.reaper = reaper;
+    this.vectorized = vectorized;
   }
 
   /**
@@ -44,8 +61,9 @@ public final class SliceLoader {
     List<ArrowRecordBatch> packed = List.of();
     try (BufferAllocator scratch =
         nodeAllocator.newChildAllocator("scratch " + spec.sliceId(), 0, Long.MAX_VALUE)) {
+      String decoder;
       try {
-        buildBatches(records, spec.batchRows(), scratch, built);
+        decoder = buildBatches(records, spec.batchRows(), scratch, built);
         packed = BatchPacker.pack(built, sliceAllocator);
       } finally {
         built.forEach(ArrowRecordBatch::close);
@@ -55,7 +73,8 @@ public final class SliceLoader {
           ArrowSchemas.fromIceberg(records.requested()),
           packed,
           sliceAllocator,
-          reaper);
+          reaper,
+          decoder);
     } catch (RuntimeException | Error e) {
       packed.forEach(ArrowRecordBatch::close);
       sliceAllocator.close();
@@ -71,12 +90,17 @@ public final class SliceLoader {
     return what;
   }
 
-  private static void buildBatches(
+  /**
+   * Decodes every task of the slice in order into {@code out}: vectorized where it can, else row by
+   * row; answers which of the two did it.
+   */
+  private String buildBatches(
       SliceRecords records, int batchRows, BufferAllocator scratch, List<ArrowRecordBatch> out) {
     List<FileScanTask> tasks = records.tasks();
     if (tasks.isEmpty()) {
-      return;
+      return GENERIC;
     }
+    int fast = 0;
     try (RecordBatchBuilder builder =
         new RecordBatchBuilder(
             scratch,
@@ -84,6 +108,22 @@ public final class SliceLoader {
             records.recordSchema(tasks.get(0)).asStruct(),
             batchRows)) {
       for (FileScanTask task : tasks) {
+        if (vectorized && records.vectorizable(task)) {
+          java.util.Optional<List<ArrowRecordBatch>> decoded;
+          try {
+            decoded = records.vectorized(task, batchRows, scratch);
+          } catch (RuntimeException e) {
+            throw StorageFailures.translateReading(e, describe(task));
+          }
+          if (decoded.isPresent()) {
+            if (builder.rows() > 0) {
+              out.add(builder.finish()); // rows stay in order: the generic rows before it first
+            }
+            out.addAll(decoded.get());
+            fast++;
+            continue;
+          }
+        }
         builder.source(records.recordSchema(task).asStruct());
         try (CloseableIterable<Record> rows = records.open(task)) {
           for (Record row : rows) {
@@ -99,5 +139,6 @@ public final class SliceLoader {
         out.add(builder.finish());
       }
     }
+    return fast == tasks.size() ? VECTORIZED : fast == 0 ? GENERIC : MIXED;
   }
 }

@@ -28,10 +28,27 @@ public final class SliceReads implements AutoCloseable {
   private final AllocatorReaper reaper = new AllocatorReaper();
 
   public SliceReads(TableAccess tables, BufferAllocator allocator, long sliceTargetBytes) {
+    this(tables, allocator, sliceTargetBytes, true);
+  }
+
+  /** With {@code vectorized} off every slice is decoded by the generic row reader. */
+  public SliceReads(
+      TableAccess tables, BufferAllocator allocator, long sliceTargetBytes, boolean vectorized) {
     this.tables = tables;
     this.allocator = allocator;
     this.planner = new SlicePlanner(sliceTargetBytes);
-    this.loader = new SliceLoader(allocator, tables, reaper);
+    this.loader = new SliceLoader(allocator, tables, reaper, vectorized);
+  }
+
+  /** Which reader decoded each slice (vectorized, generic, mixed), in plan order. */
+  public List<String> decoders(DatasetSpec spec) {
+    List<String> decoders = new ArrayList<>();
+    for (SliceSpec sliceSpec : plan(spec).slices()) {
+      LoadedSlice slice = loader.load(sliceSpec);
+      decoders.add(slice.decoder());
+      slice.release();
+    }
+    return decoders;
   }
 
   public ScanPlan plan(DatasetSpec spec) {

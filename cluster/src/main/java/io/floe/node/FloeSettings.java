@@ -24,6 +24,7 @@ public record FloeSettings(
     long sliceTargetBytes,
     int loadThreads,
     int loadsPerDataset,
+    boolean vectorizedLoads,
     Duration retireLinger,
     Duration askTimeout,
     Duration loadWaitTimeout,
@@ -55,6 +56,7 @@ public record FloeSettings(
         floe.getMemorySize("load.slice-target-size").toBytes(),
         threads > 0 ? threads : NodeResources.LOAD_THREADS_DEFAULT,
         floe.getInt("load.per-dataset"),
+        floe.getBoolean("load.vectorized"),
         floe.getDuration("load.retire-linger"),
         floe.getDuration("gateway.ask-timeout"),
         floe.getDuration("gateway.load-wait-timeout"),
@@ -107,6 +109,7 @@ public record FloeSettings(
         .sliceTargetBytes(sliceTargetBytes)
         .loadThreads(loadThreads)
         .loadsPerDataset(loadsPerDataset)
+        .vectorizedLoads(vectorizedLoads)
         .retireLinger(retireLinger)
         .storage(storage)
         .catalogs(catalogs);

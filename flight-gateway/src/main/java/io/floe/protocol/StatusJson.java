@@ -31,6 +31,10 @@ public final class StatusJson {
     if (status.secondsToReady() >= 0) {
       node.put("seconds_to_ready", status.secondsToReady());
     }
+    if (!status.decoders().isEmpty()) {
+      ObjectNode decoders = node.putObject("decoders");
+      status.decoders().forEach(decoders::put);
+    }
     if (status.refresh() != null) {
       RefreshReport report = status.refresh();
       ObjectNode refresh = node.putObject("refresh");
