@@ -66,18 +66,20 @@ public final class SliceRecords {
   }
 
   /**
-   * The task's rows decoded column by column with Iceberg's vectorized Parquet reader into batches
-   * of at most {@code batchRows} rows under {@code allocator}, or empty when a column comes out in
-   * a form the served type cannot take (then nothing is left allocated, and the task is for {@link
-   * #open}). Only for tasks {@link #vectorizable}.
+   * The rows of a run of consecutive tasks of one file (one reader for all its row groups) decoded
+   * column by column with Iceberg's vectorized Parquet reader into batches of at most {@code
+   * batchRows} rows under {@code allocator}, or empty when a column comes out in a form the served
+   * type cannot take (then nothing is left allocated, and the tasks are for {@link #open}). Only
+   * for tasks {@link #vectorizable}.
    */
   public java.util.Optional<List<org.apache.arrow.vector.ipc.message.ArrowRecordBatch>> vectorized(
-      FileScanTask task, int batchRows, org.apache.arrow.memory.BufferAllocator allocator) {
+      List<FileScanTask> run, int batchRows, org.apache.arrow.memory.BufferAllocator allocator) {
+    FileScanTask task = run.get(0);
     try {
       return java.util.Optional.of(
           VectorizedTaskReader.read(
               io,
-              task,
+              run,
               requested,
               ArrowSchemas.fromIceberg(requested).getFields(),
               nameMappingJson,

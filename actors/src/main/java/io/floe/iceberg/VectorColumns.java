@@ -1,6 +1,5 @@
 package io.floe.iceberg;
 
-import java.nio.ByteBuffer;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BaseFixedWidthVector;
@@ -19,7 +18,6 @@ import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.util.TransferPair;
 import org.apache.iceberg.arrow.vectorized.VectorHolder;
 import org.apache.parquet.column.Dictionary;
-import org.apache.parquet.io.api.Binary;
 import org.apache.parquet.schema.PrimitiveType;
 
 /**
@@ -42,8 +40,31 @@ import org.apache.parquet.schema.PrimitiveType;
 final class VectorColumns {
   private VectorColumns() {}
 
+  /**
+   * The decoded values of Parquet dictionaries, by dictionary, so that a dictionary-encoded column
+   * is decoded once per row group rather than once per row. One per read.
+   */
+  static final class Dictionaries {
+    private final java.util.IdentityHashMap<Dictionary, byte[][]> bytes =
+        new java.util.IdentityHashMap<>();
+
+    byte[] bytes(Dictionary dictionary, int id) {
+      byte[][] values = bytes.computeIfAbsent(dictionary, d -> new byte[d.getMaxId() + 1][]);
+      byte[] value = values[id];
+      if (value == null) {
+        value = dictionary.decodeToBinary(id).getBytes();
+        values[id] = value;
+      }
+      return value;
+    }
+  }
+
   static FieldVector toServed(
-      VectorHolder holder, Field served, int rows, BufferAllocator allocator) {
+      VectorHolder holder,
+      Field served,
+      int rows,
+      BufferAllocator allocator,
+      Dictionaries dictionaries) {
     FieldVector source = holder.vector();
     if (source == null) {
       if (!holder.isDummy() || holder instanceof VectorHolder.ConstantVectorHolder<?>) {
@@ -52,7 +73,7 @@ final class VectorColumns {
       return nulls(served, rows, allocator);
     }
     if (holder.isDictionaryEncoded()) {
-      return decode(holder, served, rows, allocator);
+      return decode(holder, served, rows, allocator, dictionaries);
     }
     ArrowType type = served.getType();
     if (source.getField().getType().equals(type)) {
@@ -121,7 +142,11 @@ final class VectorColumns {
    * numbers, dates, times, timestamps and decimals stored as them.
    */
   private static FieldVector decode(
-      VectorHolder holder, Field served, int rows, BufferAllocator allocator) {
+      VectorHolder holder,
+      Field served,
+      int rows,
+      BufferAllocator allocator,
+      Dictionaries dictionaries) {
     IntVector ids = (IntVector) holder.vector();
     Dictionary dictionary = holder.dictionary();
     PrimitiveType.PrimitiveTypeName physical =
@@ -132,7 +157,7 @@ final class VectorColumns {
       target.allocateNew();
       for (int i = 0; i < rows; i++) {
         if (!ids.isNull(i)) {
-          decodeOne(dictionary, ids.get(i), physical, target, i, served);
+          decodeOne(dictionary, dictionaries, ids.get(i), physical, target, i, served);
         }
       }
       target.setValueCount(rows);
@@ -145,6 +170,7 @@ final class VectorColumns {
 
   private static void decodeOne(
       Dictionary dictionary,
+      Dictionaries dictionaries,
       int id,
       PrimitiveType.PrimitiveTypeName physical,
       FieldVector target,
@@ -153,14 +179,13 @@ final class VectorColumns {
     switch (physical) {
       case BINARY:
       case FIXED_LEN_BYTE_ARRAY:
-        Binary value = dictionary.decodeToBinary(id);
+        byte[] value = dictionaries.bytes(dictionary, id);
         if (target instanceof BaseVariableWidthVector variable) {
-          ByteBuffer bytes = value.toByteBuffer();
-          variable.setSafe(i, bytes, bytes.position(), bytes.remaining());
+          variable.setSafe(i, value);
         } else if (target instanceof FixedSizeBinaryVector fixed) {
-          fixed.set(i, value.getBytes());
+          fixed.set(i, value);
         } else if (target instanceof DecimalVector decimal) {
-          decimal.setBigEndian(i, value.getBytes());
+          decimal.setBigEndian(i, value);
         } else {
           throw unsupported("dictionary-encoded " + physical, served);
         }

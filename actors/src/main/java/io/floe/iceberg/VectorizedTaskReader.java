@@ -100,8 +100,9 @@ final class VectorizedTaskReader {
   }
 
   /**
-   * The task's rows as record batches of at most {@code batchRows} rows with the {@code served}
-   * fields, allocated from {@code allocator}; the caller closes them.
+   * The rows of consecutive tasks of one file (a run of its row groups, opened once) as record
+   * batches of at most {@code batchRows} rows with the {@code served} fields, allocated from {@code
+   * allocator}; the caller closes them.
    *
    * @throws UnsupportedOperationException when a column comes out of the reader in a form the
    *     served type cannot take; nothing is left allocated then, and the caller reads the task with
@@ -109,12 +110,16 @@ final class VectorizedTaskReader {
    */
   static List<ArrowRecordBatch> read(
       FileIO io,
-      FileScanTask task,
+      List<FileScanTask> run,
       Schema requested,
       List<Field> served,
       String nameMappingJson,
       int batchRows,
       BufferAllocator allocator) {
+    FileScanTask task = run.get(0);
+    FileScanTask last = run.get(run.size() - 1);
+    long start = task.start();
+    long length = last.start() + last.length() - start;
     List<ArrowRecordBatch> out = new ArrayList<>();
     BufferAllocator readers =
         allocator.newChildAllocator("vectorized " + task.file().location(), 0, Long.MAX_VALUE);
@@ -122,7 +127,7 @@ final class VectorizedTaskReader {
       Parquet.ReadBuilder builder =
           Parquet.read(io.newInputFile(task.file().location(), task.file().fileSizeInBytes()))
               .project(requested)
-              .split(task.start(), task.length())
+              .split(start, length)
               .filter(task.residual())
               .caseSensitive(true)
               .recordsPerBatch(batchRows)
@@ -136,9 +141,10 @@ final class VectorizedTaskReader {
       if (nameMappingJson != null) {
         builder.withNameMapping(NameMappingParser.fromJson(nameMappingJson));
       }
+      VectorColumns.Dictionaries dictionaries = new VectorColumns.Dictionaries();
       try (CloseableIterable<VectorHolder[]> batches = builder.build()) {
         for (VectorHolder[] holders : batches) {
-          out.add(recordBatch(holders, served, allocator));
+          out.add(recordBatch(holders, served, allocator, dictionaries));
         }
       } catch (IOException e) {
         throw new UncheckedIOException(e);
@@ -155,12 +161,16 @@ final class VectorizedTaskReader {
   }
 
   private static ArrowRecordBatch recordBatch(
-      VectorHolder[] holders, List<Field> served, BufferAllocator allocator) {
+      VectorHolder[] holders,
+      List<Field> served,
+      BufferAllocator allocator,
+      VectorColumns.Dictionaries dictionaries) {
     int rows = holders.length == 0 ? 0 : holders[0].numValues();
     List<FieldVector> columns = new ArrayList<>(served.size());
     try {
       for (int i = 0; i < served.size(); i++) {
-        columns.add(VectorColumns.toServed(holders[i], served.get(i), rows, allocator));
+        columns.add(
+            VectorColumns.toServed(holders[i], served.get(i), rows, allocator, dictionaries));
       }
       try (VectorSchemaRoot root = new VectorSchemaRoot(served, columns, rows)) {
         return new VectorUnloader(root).getRecordBatch();

@@ -101,17 +101,29 @@ public final class SliceLoader {
       return GENERIC;
     }
     int fast = 0;
+    int genericUntil = 0;
     try (RecordBatchBuilder builder =
         new RecordBatchBuilder(
             scratch,
             records.requested(),
             records.recordSchema(tasks.get(0)).asStruct(),
             batchRows)) {
-      for (FileScanTask task : tasks) {
-        if (vectorized && records.vectorizable(task)) {
+      for (int t = 0; t < tasks.size(); t++) {
+        FileScanTask task = tasks.get(t);
+        if (vectorized && t >= genericUntil && records.vectorizable(task)) {
+          // The following row groups of the same file go in the same read: one footer, one
+          // reader.
+          int end = t + 1;
+          while (end < tasks.size()
+              && tasks.get(end).file().location().equals(task.file().location())
+              && tasks.get(end).start() == tasks.get(end - 1).start() + tasks.get(end - 1).length()
+              && records.vectorizable(tasks.get(end))) {
+            end++;
+          }
+          List<FileScanTask> run = tasks.subList(t, end);
           java.util.Optional<List<ArrowRecordBatch>> decoded;
           try {
-            decoded = records.vectorized(task, batchRows, scratch);
+            decoded = records.vectorized(run, batchRows, scratch);
           } catch (RuntimeException e) {
             throw StorageFailures.translateReading(e, describe(task));
           }
@@ -120,9 +132,11 @@ public final class SliceLoader {
               out.add(builder.finish()); // rows stay in order: the generic rows before it first
             }
             out.addAll(decoded.get());
-            fast++;
+            fast += run.size();
+            t = end - 1;
             continue;
           }
+          genericUntil = end;
         }
         builder.source(records.recordSchema(task).asStruct());
         try (CloseableIterable<Record> rows = records.open(task)) {
