@@ -12,14 +12,17 @@ import org.apache.arrow.memory.util.MemoryUtil;
 /**
  * How a node takes Arrow memory. Arrow's defaults round every request below 16 MiB up to a power of
  * two and count the rounded size, so a slice packed into 9 MiB counted (and pooled) 16 MiB: at some
- * slice sizes the node held nearly twice its data. Here requests of {@link #LARGE} and more are
- * rounded to a page and taken straight from the operating system, so a slice holds and counts its
- * bytes and a page; smaller ones (stream buffers, vectors being built) keep Netty's pooled
- * allocator and its power-of-two rounding, which suit them.
+ * slice sizes the node held nearly twice its data. Here requests of {@link #LARGE} (64 KiB) and
+ * more are rounded to a page and taken straight from the operating system, so a slice holds and
+ * counts its bytes and a page; smaller ones (stream buffers, vectors being built) keep Netty's
+ * pooled allocator and its power-of-two rounding, which suit them.
  */
 public final class NodeAllocation {
-  /** From this size on, memory is allocated exactly (rounded to a page) and not pooled. */
-  public static final long LARGE = 1L << 20;
+  /**
+   * From this size on, memory is allocated exactly (rounded to a page) and not pooled: a slice of
+   * 240 KiB (2,000 slices of a 470 MiB table) holds 244 KiB, not 256 KiB.
+   */
+  public static final long LARGE = 64L << 10;
 
   private static final long PAGE = 4096;
 

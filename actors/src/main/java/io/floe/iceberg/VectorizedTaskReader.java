@@ -130,7 +130,8 @@ final class VectorizedTaskReader {
               .split(start, length)
               .filter(task.residual())
               .caseSensitive(true)
-              .recordsPerBatch(batchRows)
+              // Vectors are sized for a whole batch: no bigger than the file needs.
+              .recordsPerBatch((int) Math.max(1, Math.min(batchRows, task.file().recordCount())))
               .createBatchedReaderFunc(
                   fileSchema ->
                       (VectorizedReader<?>)

@@ -1,6 +1,7 @@
 package io.floe.slice;
 
 import io.floe.arrow.ArrowSchemas;
+import io.floe.arrow.BatchCoalescer;
 import io.floe.arrow.BatchPacker;
 import io.floe.arrow.RecordBatchBuilder;
 import io.floe.iceberg.SliceRecords;
@@ -11,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
@@ -58,23 +60,23 @@ public final class SliceLoader {
     BufferAllocator sliceAllocator =
         nodeAllocator.newChildAllocator("slice " + spec.sliceId(), 0, Long.MAX_VALUE);
     List<ArrowRecordBatch> built = new ArrayList<>();
+    List<ArrowRecordBatch> joined = List.of();
     List<ArrowRecordBatch> packed = List.of();
+    Schema schema = ArrowSchemas.fromIceberg(records.requested());
     try (BufferAllocator scratch =
         nodeAllocator.newChildAllocator("scratch " + spec.sliceId(), 0, Long.MAX_VALUE)) {
       String decoder;
       try {
         decoder = buildBatches(records, spec.batchRows(), scratch, built);
-        packed = BatchPacker.pack(built, sliceAllocator);
+        joined = BatchCoalescer.coalesce(built, schema, spec.batchRows(), scratch);
+        built.forEach(ArrowRecordBatch::close);
+        built.clear();
+        packed = BatchPacker.pack(joined, sliceAllocator);
       } finally {
         built.forEach(ArrowRecordBatch::close);
+        joined.forEach(ArrowRecordBatch::close);
       }
-      return new LoadedSlice(
-          spec.sliceId(),
-          ArrowSchemas.fromIceberg(records.requested()),
-          packed,
-          sliceAllocator,
-          reaper,
-          decoder);
+      return new LoadedSlice(spec.sliceId(), schema, packed, sliceAllocator, reaper, decoder);
     } catch (RuntimeException | Error e) {
       packed.forEach(ArrowRecordBatch::close);
       sliceAllocator.close();

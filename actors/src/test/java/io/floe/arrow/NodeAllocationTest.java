@@ -27,6 +27,10 @@ class NodeAllocationTest {
         assertThat(slice.getAllocatedMemory()).isEqualTo(4096);
         small.setInt(0, 7);
       }
+      // A small slice's packed buffer: its size and a page, not the next power of two.
+      try (ArrowBuf packed = slice.buffer(240_000)) {
+        assertThat(slice.getAllocatedMemory()).isBetween(240_000L, 240_000L + 4096);
+      }
       assertThat(root.getAllocatedMemory()).isZero();
     }
   }

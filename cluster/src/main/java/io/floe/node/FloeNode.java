@@ -3,6 +3,7 @@ package io.floe.node;
 import com.typesafe.config.Config;
 import io.floe.dataset.DatasetEntity;
 import io.floe.gateway.DatasetQueries;
+import io.floe.gateway.FloeFlightServer;
 import io.floe.gateway.FloeProducer;
 import io.floe.gateway.GatewaySettings;
 import io.floe.slice.SliceEntity;
@@ -11,7 +12,6 @@ import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.apache.arrow.flight.FlightServer;
 import org.apache.arrow.flight.Location;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.pekko.Done;
@@ -46,7 +46,7 @@ public final class FloeNode implements AutoCloseable {
   private final ActorSystem<Void> system;
   private final NodeResources resources;
   private final FloeProducer producer;
-  private final FlightServer server;
+  private final FloeFlightServer server;
   private BufferAllocator flightAllocator;
   private boolean flightStopped;
   private final GatewaySettings gateway;
@@ -78,12 +78,13 @@ public final class FloeNode implements AutoCloseable {
       ForwardingProducer forwarding = new ForwardingProducer();
       this.flightAllocator =
           resources.allocator().newChildAllocator("flight-server", 0, Long.MAX_VALUE);
-      FlightServer bound =
-          FlightServer.builder(flightAllocator, bind, forwarding)
-              .backpressureThreshold(BACKPRESSURE_THRESHOLD_BYTES)
-              .build()
-              .start();
-      GatewaySettings gatewaySettings = settings.gateway(bound.getPort());
+      FloeFlightServer bound =
+          FloeFlightServer.start(
+              flightAllocator,
+              forwarding,
+              new FloeFlightServer.Settings(
+                  bind, BACKPRESSURE_THRESHOLD_BYTES, settings.stallTimeout()));
+      GatewaySettings gatewaySettings = settings.gateway(bound.port());
       resources.advertise(gatewaySettings.advertised().getUri().toString());
 
       DatasetEntity.init(system, resources);

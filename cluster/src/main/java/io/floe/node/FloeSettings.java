@@ -87,7 +87,6 @@ public record FloeSettings(
         Location.forGrpcInsecure(advertisedHost, boundPort),
         askTimeout,
         loadWaitTimeout,
-        stallTimeout,
         tickets());
   }
 

@@ -1,5 +1,8 @@
 package io.floe.node;
 
+import io.floe.gateway.BatchSource;
+import io.floe.gateway.FloeProducer;
+import io.floe.gateway.TicketStreams;
 import org.apache.arrow.flight.Action;
 import org.apache.arrow.flight.ActionType;
 import org.apache.arrow.flight.CallStatus;
@@ -13,19 +16,24 @@ import org.apache.arrow.flight.Result;
 import org.apache.arrow.flight.Ticket;
 
 /** Lets the Flight server start before the producer exists (it needs the bound port). */
-final class ForwardingProducer implements FlightProducer {
-  private volatile FlightProducer delegate;
+final class ForwardingProducer implements FlightProducer, TicketStreams {
+  private volatile FloeProducer delegate;
 
-  void delegate(FlightProducer producer) {
+  void delegate(FloeProducer producer) {
     this.delegate = producer;
   }
 
-  private FlightProducer target() {
-    FlightProducer target = delegate;
+  private FloeProducer target() {
+    FloeProducer target = delegate;
     if (target == null) {
       throw CallStatus.UNAVAILABLE.withDescription("Node is starting").toRuntimeException();
     }
     return target;
+  }
+
+  @Override
+  public BatchSource open(Ticket ticket) {
+    return target().open(ticket);
   }
 
   @Override

@@ -32,7 +32,6 @@ import io.floe.ticket.SignedTicket;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.flight.Action;
 import org.apache.arrow.flight.ActionType;
 import org.apache.arrow.flight.CallStatus;
@@ -53,7 +52,7 @@ import org.slf4j.LoggerFactory;
  * they live); {@code DoGet} streams straight from this node's {@link SliceStore}. Every failure
  * leaves as a Flight status naming what was wrong; nothing a request does can take the node down.
  */
-public final class FloeProducer extends NoOpFlightProducer {
+public final class FloeProducer extends NoOpFlightProducer implements TicketStreams {
   public static final String LOAD = "load";
   public static final String STATUS = "status";
   public static final String DROP = "drop";
@@ -92,10 +91,8 @@ public final class FloeProducer extends NoOpFlightProducer {
   private final JobQueries jobs;
   private final JobOrders orders = new JobOrders();
   private final JobReadPlanner jobPlanner;
-  private final ReaderPacing pacing;
   private final ClusterView clusterView;
   private final ShardingQuorum quorum;
-  private final AtomicLong streams = new AtomicLong();
 
   public FloeProducer(DatasetQueries datasets, SliceStore slices, GatewaySettings settings) {
     this.datasets = datasets;
@@ -104,7 +101,6 @@ public final class FloeProducer extends NoOpFlightProducer {
     this.planner = new ReadPlanner(settings.advertised(), settings.tickets());
     this.jobs = new JobQueries(datasets.system(), settings);
     this.jobPlanner = new JobReadPlanner(settings.advertised(), settings.tickets(), orders);
-    this.pacing = new ReaderPacing(settings.stallTimeout());
     this.quorum = new ShardingQuorum(datasets.system());
     this.clusterView = new ClusterView(datasets.system(), quorum);
   }
@@ -456,28 +452,33 @@ public final class FloeProducer extends NoOpFlightProducer {
         .orElse(wrapped);
   }
 
+  /**
+   * Opens a DoGet answer (see {@link FloeFlightServer}): verifies the ticket and takes a lease on
+   * its slice, which the answer holds until it ends.
+   */
   @Override
-  public void getStream(CallContext context, Ticket ticket, ServerStreamListener listener) {
-    long id = streams.incrementAndGet();
+  public BatchSource open(Ticket ticket) {
     try {
       SignedTicket signed = settings.tickets().verify(ticket);
-      try (LoadedSlice.Lease lease =
-          slices.acquire(signed.sliceId()).orElseThrow(() -> notHeld(signed.sliceId()))) {
-        long batches;
+      LoadedSlice.Lease lease =
+          slices.acquire(signed.sliceId()).orElseThrow(() -> notHeld(signed.sliceId()));
+      try {
         if (signed instanceof JobTicket jobTicket) {
-          batches = streamJob(lease.slice(), jobTicket, listener);
-        } else {
-          batches = new SliceStreamer(pacing).stream(lease.slice(), (FloeTicket) signed, listener);
+          return openJob(lease, jobTicket);
         }
-        LOG.debug("Stream {} of {}: {} batches", id, signed.sliceId(), batches);
+        return SliceBatches.open(lease, (FloeTicket) signed);
+      } catch (RuntimeException e) {
+        lease.close();
+        throw e;
       }
     } catch (RuntimeException e) {
-      LOG.debug("Stream {} failed: {}", id, e.toString());
-      listener.error(failure(e));
+      LOG.debug("DoGet refused: {}", e.toString());
+      throw failure(e);
     }
   }
 
-  private long streamJob(LoadedSlice slice, JobTicket ticket, ServerStreamListener listener) {
+  private BatchSource openJob(LoadedSlice.Lease lease, JobTicket ticket) {
+    LoadedSlice slice = lease.slice();
     DatasetLayout layout = ticketLayout(ticket);
     int sliceIndex = layout.indexOf(ticket.sliceId());
     if (sliceIndex < 0) {
@@ -496,8 +497,8 @@ public final class FloeProducer extends NoOpFlightProducer {
             ticket.worldSize(),
             ticket.rank());
     Schema projected = JobSchemas.project(slice.schema(), ticket.columns(), ticket.dataset());
-    return new JobStreamer(pacing, orders)
-        .stream(slice, sliceIndex, layout.slices().size(), ticket, share, projected, listener);
+    return new JobBatches(
+        lease, sliceIndex, layout.slices().size(), ticket, share, projected, orders);
   }
 
   private static RuntimeException notHeld(String sliceId) {

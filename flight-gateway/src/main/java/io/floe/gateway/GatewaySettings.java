@@ -11,18 +11,12 @@ import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
  * @param advertised the location readers are told to fetch this node's slices from
  * @param askTimeout how long a query to a dataset entity may take
  * @param loadWaitTimeout how long a {@code load} with {@code wait} may wait for READY
- * @param stallTimeout how long a stream waits for a reader that stopped reading before giving up
  * @param tickets signs the tickets this node plans and checks those it serves
  */
 public record GatewaySettings(
-    Location advertised,
-    Duration askTimeout,
-    Duration loadWaitTimeout,
-    Duration stallTimeout,
-    TicketSigner tickets) {
+    Location advertised, Duration askTimeout, Duration loadWaitTimeout, TicketSigner tickets) {
   public static final Duration ASK_TIMEOUT_DEFAULT = Duration.ofSeconds(30);
   public static final Duration LOAD_WAIT_TIMEOUT_DEFAULT = Duration.ofMinutes(30);
-  public static final Duration STALL_TIMEOUT_DEFAULT = Duration.ofMinutes(5);
 
   public GatewaySettings {
     Preconditions.checkArgument(advertised != null, "Invalid advertised location: null");
@@ -35,7 +29,6 @@ public record GatewaySettings(
         advertised,
         ASK_TIMEOUT_DEFAULT,
         LOAD_WAIT_TIMEOUT_DEFAULT,
-        STALL_TIMEOUT_DEFAULT,
         TicketSigner.random(TicketSigner.TTL_DEFAULT));
   }
 }

@@ -1,0 +1,8 @@
+package io.floe.gateway;
+
+import org.apache.arrow.flight.Ticket;
+
+/** Opens the answer to a DoGet ticket, or throws the Flight status that says why not. */
+public interface TicketStreams {
+  BatchSource open(Ticket ticket);
+}
