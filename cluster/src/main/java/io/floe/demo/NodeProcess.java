@@ -19,6 +19,9 @@ import org.apache.arrow.flight.Location;
 public final class NodeProcess implements AutoCloseable {
   public static final String MANAGEMENT_PORT = "pekko.management.http.port";
 
+  private static final java.util.Set<Integer> HANDED_OUT =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
+
   private final String name;
   private final int flightPort;
   private final int remotePort;
@@ -106,9 +109,19 @@ public final class NodeProcess implements AutoCloseable {
     return java.util.HexFormat.of().formatHex(bytes);
   }
 
+  /**
+   * A loopback port free now and never handed out before by this JVM. A node binds its ports only
+   * once its process runs, so the operating system may offer a just-released port again; without
+   * this memory two ports of one cluster could coincide (a health probe then reached another node's
+   * remoting port, which closed the connection without answering).
+   */
   public static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return socket.getLocalPort();
+    while (true) {
+      try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+        if (HANDED_OUT.add(socket.getLocalPort())) {
+          return socket.getLocalPort();
+        }
+      }
     }
   }
 

@@ -84,7 +84,8 @@ class ThreeNodeClusterTest {
               cluster.nodes().stream()
                   .map(n -> n.location().getUri().toString())
                   .toArray(String[]::new));
-      HttpClient http = HttpClient.newHttpClient();
+      // HTTP/1.1 as Kubernetes probes speak it (no h2c upgrade attempt).
+      HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
       for (int node = 0; node < 3; node++) {
         try (FloeClient each = cluster.client(allocator, node)) {
           assertThat(each.status("events").path("state").asText()).isEqualTo("READY");
