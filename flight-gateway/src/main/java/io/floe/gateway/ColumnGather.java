@@ -9,11 +9,12 @@ import org.apache.arrow.vector.FieldVector;
 
 /**
  * Copies chosen values of one column, drawn from several source batches, into a new vector by
- * addressing the buffers directly. A shuffled job part picks rows at random from a slice, so there
- * are no runs to copy in bulk; what costs is the per-value overhead of Arrow's {@code copyFrom}
- * (type checks, bounds checks, capacity checks and reallocations). Here the target is sized exactly
- * once (for strings and binaries, from the sum of the chosen values' lengths) and each value is one
- * load and one store. Only flat fixed-width (not bit-packed) and 32-bit-offset variable-width
+ * addressing the buffers directly. A shuffled job part picks rows at random from a slice; what
+ * costs is the per-value overhead of Arrow's {@code copyFrom} (type checks, bounds checks, capacity
+ * checks and reallocations). Here the target is sized exactly once (for strings and binaries, from
+ * the sum of the chosen values' lengths), a run of rows that sit next to each other in one source
+ * batch is copied in one call (an ordered job's parts are nearly all one run), and a lone value is
+ * one load and one store. Only flat fixed-width (not bit-packed) and 32-bit-offset variable-width
  * vectors are handled; {@link #handles} says which.
  *
  * <p>One instance serves one column of one slice: it keeps the buffer addresses of each source
@@ -65,27 +66,50 @@ final class ColumnGather {
     target.setValueCount(count);
   }
 
+  /**
+   * The length of the run of values starting at {@code i} that sit next to each other in one source
+   * batch: an ordered job's parts are nearly all one run, and a shuffled job's have short ones.
+   */
+  private static int run(int[] batchOf, int[] indexIn, int i, int count) {
+    int b = batchOf[i];
+    int j = indexIn[i];
+    int r = 1;
+    while (i + r < count && batchOf[i + r] == b && indexIn[i + r] == j + r) {
+      r++;
+    }
+    return r;
+  }
+
   private void fixedWidth(BaseFixedWidthVector target, int[] batchOf, int[] indexIn, int count) {
     int width = target.getTypeWidth();
     target.allocateNew(Math.max(1, count));
     long data = target.getDataBuffer().memoryAddress();
     long validity = target.getValidityBuffer().memoryAddress();
-    for (int i = 0; i < count; i++) {
+    int i = 0;
+    while (i < count) {
+      int r = run(batchOf, indexIn, i, count);
       int b = batchOf[i];
-      int j = checked(b, indexIn[i]);
-      if (isNull(b, j)) {
-        continue;
+      int j = indexIn[i];
+      checked(b, j + r - 1);
+      checked(b, j);
+      if (r > 1) {
+        // Nulls' slots are copied too: their contents do not matter, and one copy beats many.
+        MemoryUtil.copyMemory(
+            sourceData[b] + (long) j * width, data + (long) i * width, (long) r * width);
+        copyValidity(b, j, validity, i, r);
+      } else if (!isNull(b, j)) {
+        setBit(validity, i);
+        long source = sourceData[b] + (long) j * width;
+        long destination = data + (long) i * width;
+        switch (width) {
+          case 8 -> MemoryUtil.putLong(destination, MemoryUtil.getLong(source));
+          case 4 -> MemoryUtil.putInt(destination, MemoryUtil.getInt(source));
+          case 2 -> MemoryUtil.putShort(destination, MemoryUtil.getShort(source));
+          case 1 -> MemoryUtil.putByte(destination, MemoryUtil.getByte(source));
+          default -> MemoryUtil.copyMemory(source, destination, width);
+        }
       }
-      setBit(validity, i);
-      long source = sourceData[b] + (long) j * width;
-      long destination = data + (long) i * width;
-      switch (width) {
-        case 8 -> MemoryUtil.putLong(destination, MemoryUtil.getLong(source));
-        case 4 -> MemoryUtil.putInt(destination, MemoryUtil.getInt(source));
-        case 2 -> MemoryUtil.putShort(destination, MemoryUtil.getShort(source));
-        case 1 -> MemoryUtil.putByte(destination, MemoryUtil.getByte(source));
-        default -> MemoryUtil.copyMemory(source, destination, width);
-      }
+      i += r;
     }
   }
 
@@ -93,12 +117,15 @@ final class ColumnGather {
       BaseVariableWidthVector target, int[] batchOf, int[] indexIn, int count) {
     int width = BaseVariableWidthVector.OFFSET_WIDTH;
     long bytes = 0;
-    for (int i = 0; i < count; i++) {
+    for (int i = 0; i < count; ) {
+      int r = run(batchOf, indexIn, i, count);
       int b = batchOf[i];
-      int j = checked(b, indexIn[i]);
-      if (!isNull(b, j)) {
-        bytes += length(b, j);
-      }
+      int j = indexIn[i];
+      checked(b, j + r - 1);
+      checked(b, j);
+      // A null's length is 0 in a valid vector; a run's bytes are its end offset less its start.
+      bytes += offset(b, j + r) - offset(b, j);
+      i += r;
     }
     Preconditions.checkState(
         bytes <= Integer.MAX_VALUE, "A part of %s bytes does not fit 32-bit offsets", bytes);
@@ -108,20 +135,43 @@ final class ColumnGather {
     long validity = target.getValidityBuffer().memoryAddress();
     int end = 0;
     MemoryUtil.putInt(offsets, 0);
-    for (int i = 0; i < count; i++) {
+    int i = 0;
+    while (i < count) {
+      int r = run(batchOf, indexIn, i, count); // checked while sizing
       int b = batchOf[i];
-      int j = indexIn[i]; // checked while sizing
-      if (!isNull(b, j)) {
-        setBit(validity, i);
-        int start = MemoryUtil.getInt(sourceOffsets[b] + (long) j * width);
-        int length = length(b, j);
-        MemoryUtil.copyMemory(sourceData[b] + start, data + end, length);
-        end += length;
+      int j = indexIn[i];
+      int start = offset(b, j);
+      int length = offset(b, j + r) - start;
+      MemoryUtil.copyMemory(sourceData[b] + start, data + end, length);
+      // The run's offsets, moved from where the run starts in the source to where it lands.
+      int shift = end - start;
+      long sourceOffsets = this.sourceOffsets[b] + (long) (j + 1) * width;
+      long targetOffsets = offsets + (long) (i + 1) * width;
+      for (int t = 0; t < r; t++) {
+        MemoryUtil.putInt(
+            targetOffsets + (long) t * width,
+            MemoryUtil.getInt(sourceOffsets + (long) t * width) + shift);
       }
-      MemoryUtil.putInt(offsets + (long) (i + 1) * width, end);
+      copyValidity(b, j, validity, i, r);
+      end += length;
+      i += r;
     }
     // Every offset is written: without this, setValueCount would "fill holes" over them.
     target.setLastSet(count - 1);
+  }
+
+  /** Sets the validity bits of targets {@code i .. i + r − 1} from batch {@code b}'s rows at j. */
+  private void copyValidity(int b, int j, long validity, int i, int r) {
+    for (int t = 0; t < r; t++) {
+      if (!isNull(b, j + t)) {
+        setBit(validity, i + t);
+      }
+    }
+  }
+
+  /** The offset at position {@code j} (0 ≤ j ≤ rows) of batch {@code b}'s variable-width column. */
+  private int offset(int b, int j) {
+    return MemoryUtil.getInt(sourceOffsets[b] + (long) j * BaseVariableWidthVector.OFFSET_WIDTH);
   }
 
   /** Row {@code j} of batch {@code b}, checked: the copies below read memory unchecked. */
@@ -140,10 +190,5 @@ final class ColumnGather {
 
   private boolean isNull(int b, int j) {
     return !noNulls[b] && (MemoryUtil.getByte(sourceValidity[b] + (j >> 3)) & (1 << (j & 7))) == 0;
-  }
-
-  private int length(int b, int j) {
-    long at = sourceOffsets[b] + (long) j * BaseVariableWidthVector.OFFSET_WIDTH;
-    return MemoryUtil.getInt(at + BaseVariableWidthVector.OFFSET_WIDTH) - MemoryUtil.getInt(at);
   }
 }

@@ -37,8 +37,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The direct column copy gives exactly what Arrow's own {@code copyFromSafe} gives, value for value
- * and null for null, for every vector kind it handles, from several source batches in random order;
- * and the memory it takes is all given back.
+ * and null for null, for every vector kind it handles, from several source batches in random order
+ * with runs of consecutive rows; and the memory it takes is all given back.
  */
 class ColumnGatherTest {
   private static final int BATCHES = 3;
@@ -116,8 +116,11 @@ class ColumnGatherTest {
           int[] batchOf = new int[count];
           int[] indexIn = new int[count];
           for (int i = 0; i < count; i++) {
-            batchOf[i] = random.nextInt(BATCHES);
-            indexIn[i] = random.nextInt(ROWS_PER_BATCH);
+            // Runs of consecutive rows (copied in bulk, across nulls) mixed with random rows.
+            boolean extendsRun =
+                i > 0 && indexIn[i - 1] + 1 < ROWS_PER_BATCH && random.nextInt(4) != 0;
+            batchOf[i] = extendsRun ? batchOf[i - 1] : random.nextInt(BATCHES);
+            indexIn[i] = extendsRun ? indexIn[i - 1] + 1 : random.nextInt(ROWS_PER_BATCH);
           }
           try (FieldVector direct = kind.factory().create(kind.name(), allocator);
               FieldVector expected = kind.factory().create(kind.name(), allocator)) {
