@@ -25,7 +25,14 @@ import pyarrow as pa
 import pyarrow.flight as fl
 
 from ._retry import backoff as _backoff
-from .errors import DatasetNotFound, FloeError, JobNotFound, Unavailable, is_retryable, translate
+from .errors import (
+    DatasetNotFound,
+    FloeError,
+    JobNotFound,
+    Unavailable,
+    is_retryable,
+    translate,
+)
 from .jobs import CHUNK_BATCHES_DEFAULT, STREAMS_DEFAULT, JobSpec, Lease, default_worker_name, read_dynamic, read_epoch
 
 __all__ = ["FloeClient", "read", "Part"]

@@ -1,29 +1,22 @@
 """Floe's errors as Python exceptions.
 
-Every Floe failure reaches a client as a Flight/gRPC status whose description names what was
-wrong (see ``docs/protocol.md``). pyarrow surfaces those statuses as a mix of exception types:
-
-* Flight's own codes come with Arrow's status header and keep their Flight meaning:
-  INVALID_ARGUMENT as ``pyarrow.ArrowInvalid`` ("Flight returned invalid argument error, with
-  message: ..."), NOT_FOUND as ``pyarrow.ArrowKeyError``, ALREADY_EXISTS as a bare
-  ``pyarrow.ArrowException``, UNAVAILABLE/UNAUTHENTICATED/UNAUTHORIZED/TIMED_OUT/CANCELLED/INTERNAL
-  as the ``pyarrow.flight.Flight*Error`` classes.
-* gRPC codes that Flight does not have arrive as plain gRPC statuses: FAILED_PRECONDITION (code 9,
-  Floe's "dataset is not ready") and RESOURCE_EXHAUSTED both become ``pyarrow.ArrowInvalid`` with
-  the message "gRPC returned precondition failed error, with message: ..." and "gRPC returned
-  resource exhausted error, with message: ...".
-
-:func:`translate` reads the kind out of the message (the exception class alone cannot tell
-FAILED_PRECONDITION from INVALID_ARGUMENT) and raises the matching :class:`FloeError` subclass,
-whose message is the server's description unchanged. FAILED_PRECONDITION is :class:`NotReady`
-(retry later) when the description says "is not ready", else :class:`FailedPrecondition` (e.g. a
-job whose dataset was loaded again differently: retrying does not help).
+Every error a Floe node sends carries a machine-readable code (``DATASET_NOT_READY``,
+``SLICE_NOT_HELD``, ``JOB_NOT_FOUND``, ...; see ``docs/protocol.md``) next to a transport status
+and a description meant for people. pyarrow raises it as a ``pyarrow.flight.FlightError`` whose
+``extra_info`` is ``{"code": "..."}``. :func:`translate` turns it into the :class:`FloeError`
+subclass of its code, and :func:`is_retryable` decides from the code alone; the description is
+never read to decide anything. An error with no code did not come from a node's handling of the
+request (the connection failed, a stream was cut, another server answered): it is classified by
+its transport status.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from typing import Optional
+from typing import Dict, Optional, Tuple, Type
+
+import pyarrow.flight as fl
 
 __all__ = [
     "FloeError",
@@ -42,22 +35,33 @@ __all__ = [
     "TimedOut",
     "Cancelled",
     "Internal",
+    "RETRYABLE_CODES",
+    "is_retryable",
     "translate",
 ]
 
 
 class FloeError(Exception):
-    """A Floe call failed. ``code`` is the status (e.g. ``"NOT_FOUND"``), ``description`` the
-    server's own words, ``cause`` the pyarrow exception it came from (if any)."""
+    """A Floe call failed. ``code`` is the status (e.g. ``"NOT_FOUND"``), ``floe_code`` the node's
+    error code (e.g. ``"DATASET_NOT_FOUND"``; None when the error carried none), ``description``
+    the server's own words, ``cause`` the pyarrow exception it came from (if any)."""
 
     code = "UNKNOWN"
 
-    def __init__(self, description: str, *, code: Optional[str] = None, cause: Optional[BaseException] = None):
+    def __init__(
+        self,
+        description: str,
+        *,
+        code: Optional[str] = None,
+        cause: Optional[BaseException] = None,
+        floe_code: Optional[str] = None,
+    ):
         super().__init__(description)
         self.description = description
         if code is not None:
             self.code = code
         self.cause = cause
+        self.floe_code = floe_code
 
     def __str__(self) -> str:  # the server's description, prefixed by the status name
         return f"{self.code}: {self.description}"
@@ -151,9 +155,50 @@ class Internal(FloeError):
     code = "INTERNAL"
 
 
-# "Flight returned not found error, with message: ..." / "gRPC returned precondition failed
-# error, with message: ..." / "gRPC cancelled call, with message: ...", possibly behind a
-# "Unknown: " status prefix that Arrow adds for codes it has no Python class for.
+# The node's error codes: the exception class of each, and whether trying again (after planning
+# again, with a back-off) can succeed without the caller changing anything.
+_CODES: Dict[str, Tuple[Type[FloeError], bool]] = {
+    "INVALID_REQUEST": (InvalidRequest, False),
+    "TICKET_INVALID": (Unauthenticated, False),
+    "DATASET_NOT_FOUND": (DatasetNotFound, False),
+    "DATASET_NOT_READY": (NotReady, True),
+    "ALREADY_EXISTS": (AlreadyExists, False),
+    "SLICE_NOT_HELD": (SliceNotFound, True),
+    "LAYOUT_CHANGED": (FailedPrecondition, False),
+    "JOB_NOT_FOUND": (JobNotFound, False),
+    "LEASE_NOT_FOUND": (NotFound, False),
+    "TABLE_NOT_FOUND": (NotFound, False),
+    "STORAGE_ACCESS_DENIED": (Unauthorized, False),
+    "STORAGE_UNAVAILABLE": (Unavailable, True),
+    "UNREADABLE_DATA": (InvalidRequest, False),
+    "MEMORY_EXHAUSTED": (ResourceExhausted, False),
+    "NODE_STARTING": (Unavailable, True),
+    "CLUSTER_TIMEOUT": (TimedOut, True),
+    "STREAM_STALLED": (TimedOut, True),
+    "CANCELLED": (Cancelled, True),
+    "INTERNAL": (Internal, True),
+}
+
+RETRYABLE_CODES = frozenset(code for code, (_, retryable) in _CODES.items() if retryable)
+
+_DETAILS_KEY = "grpc-status-details-bin"
+
+
+def code_from_details(details) -> Optional[str]:
+    """The code in a node's error details (``{"code": "..."}``); None for anything else."""
+    if not details:
+        return None
+    try:
+        code = json.loads(bytes(details)).get("code")
+    except (ValueError, TypeError, AttributeError):
+        return None
+    return code if isinstance(code, str) else None
+
+
+# How Arrow words a status in the exception's message: "Flight returned not found error, with
+# message: ..." / "gRPC returned precondition failed error, with message: ..." / "gRPC cancelled
+# call, with message: ...", possibly behind a "Unknown: " prefix. Only the transport status is read
+# from it (pyarrow has no exception class for some), and the server's description cut out of it.
 _MESSAGE = re.compile(
     r"^(?:[A-Za-z ]+: )?(?P<source>Flight|gRPC) (?:returned (?P<kind>[A-Za-z _-]+?) error|(?P<kind2>cancelled) call), "
     r"with message: (?P<description>.*)$",
@@ -162,7 +207,8 @@ _MESSAGE = re.compile(
 # Arrow appends its client-side context to errors of streams; the server's words come before it.
 _CONTEXT = re.compile(r"\. gRPC client debug context: .*$|\. Client context: .*$|\. Detail: [A-Za-z]+$", re.S)
 
-_BY_KIND = {
+# The classes of transport statuses, for errors that carry no code.
+_BY_STATUS = {
     "invalid argument": InvalidRequest,
     "out-of-range": InvalidRequest,
     "not found": NotFound,
@@ -186,12 +232,9 @@ _BY_KIND = {
 
 
 def _by_class(error: BaseException):
-    """The Floe class for a pyarrow exception whose message did not say its kind."""
-    try:
-        import pyarrow as pa
-        import pyarrow.flight as fl
-    except ImportError:  # pragma: no cover - pyarrow is a dependency
-        return None
+    """The Floe class for a pyarrow exception whose message did not name its status."""
+    import pyarrow as pa
+
     for flight_class, floe_class in (
         (fl.FlightUnavailableError, Unavailable),
         (fl.FlightUnauthenticatedError, Unauthenticated),
@@ -209,16 +252,6 @@ def _by_class(error: BaseException):
     return None
 
 
-def _refine_not_found(description: str):
-    if description.startswith("No dataset ") or "was dropped" in description:
-        return DatasetNotFound
-    if description.startswith("Slice ") and "plan the read again" in description:
-        return SliceNotFound
-    if "unknown job" in description.lower():
-        return JobNotFound
-    return NotFound
-
-
 def description_of(error: BaseException) -> str:
     """The server's description inside a pyarrow exception's message (the whole message when it
     has no recognisable shape)."""
@@ -228,46 +261,43 @@ def description_of(error: BaseException) -> str:
     return _CONTEXT.sub("", description).strip()
 
 
-def translate(error: BaseException) -> BaseException:
+def translate(error: BaseException, code: Optional[str] = None) -> BaseException:
     """The :class:`FloeError` that a pyarrow exception stands for; other exceptions (and
-    FloeErrors) come back unchanged."""
+    FloeErrors) come back unchanged. The class follows the error's code (``code`` when given, else
+    the one in ``FlightError.extra_info``); an error without one gets the class of its transport
+    status."""
     if isinstance(error, FloeError):
         return error
-    try:
-        import pyarrow as pa
-    except ImportError:  # pragma: no cover
-        return error
+    import pyarrow as pa
+
     if not isinstance(error, pa.ArrowException):
         return error
-    message = str(error)
-    match = _MESSAGE.match(message)
+    code = code or code_from_details(getattr(error, "extra_info", None))
     description = description_of(error)
+    if code in _CODES:
+        return _CODES[code][0](description, cause=error, floe_code=code)
+    match = _MESSAGE.match(str(error))
     floe_class = None
     if match:
-        kind = (match.group("kind") or match.group("kind2") or "").lower()
-        floe_class = _BY_KIND.get(kind)
+        floe_class = _BY_STATUS.get((match.group("kind") or match.group("kind2") or "").lower())
     if floe_class is None:
         floe_class = _by_class(error)
-    # Floe's wording is the last word: whatever class pyarrow picked, "is not ready" is the
-    # FAILED_PRECONDITION of a dataset that is loading.
-    if "is not ready" in description and floe_class in (None, InvalidRequest, FailedPrecondition, FloeError):
-        floe_class = NotReady
     if floe_class is None:
         # Not a Flight status at all (e.g. a type or decoding error): nothing a retry can cure.
-        return FloeError(description, code=type(error).__name__, cause=error)
-    if floe_class is NotFound:
-        floe_class = _refine_not_found(description)
-    return floe_class(description, cause=error)
+        return FloeError(description, code=type(error).__name__, cause=error, floe_code=code)
+    return floe_class(description, cause=error, floe_code=code)
 
 
 def is_retryable(error: BaseException) -> bool:
-    """Failures that a new plan can cure: the node is gone or unreachable, it no longer holds the
-    slice, the dataset is (re)loading, or the stream broke. A dataset that is not there at all,
-    a bad request, or a memory or permission refusal will not change by retrying; nor will a
-    job that is unknown until it is registered again (:class:`JobNotFound`)."""
-    if isinstance(error, (DatasetNotFound, JobNotFound)):
+    """Whether a new plan (or sending the action again) can cure the failure, by its code: the
+    node is starting, it no longer holds the slice, the dataset is (re)loading, the storage or
+    cluster did not answer. Without a code (the transport failed), a node that could not be
+    reached, a call that timed out or was cut."""
+    if not isinstance(error, FloeError):
         return False
-    if isinstance(error, (NotReady, NotFound, Unavailable, TimedOut, Cancelled, Internal)):
+    if error.floe_code is not None:
+        return error.floe_code in RETRYABLE_CODES
+    if isinstance(error, (Unavailable, TimedOut, Cancelled, Internal)):
         return True
     # A FloeError of no known kind (gRPC UNKNOWN), e.g. a stream cut by a dying node.
     return type(error) is FloeError and error.code == "UNKNOWN"

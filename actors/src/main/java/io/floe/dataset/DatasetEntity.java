@@ -420,7 +420,8 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
               new LoadReply(
                   status(),
                   new Failure(
-                      FailureKind.NOT_FOUND, "No dataset '" + name + "' to refresh; load it")));
+                      FailureKind.DATASET_NOT_FOUND,
+                      "No dataset '" + name + "' to refresh; load it")));
       return stopIfAbsent();
     }
     if (request.spec() != null
@@ -929,7 +930,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     DatasetStatus last = status();
     releaseAll();
     forget();
-    failure = new Failure(FailureKind.NOT_FOUND, "dataset '" + name + "' was dropped");
+    failure = new Failure(FailureKind.DATASET_NOT_FOUND, "dataset '" + name + "' was dropped");
     reply(waitingForPlan);
     reply(waitingForReady);
     reply(waitingForRefresh);

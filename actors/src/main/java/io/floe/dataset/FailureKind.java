@@ -17,6 +17,12 @@ public enum FailureKind {
   ALREADY_EXISTS,
   /** The table, a metadata file or a data file is not there. */
   NOT_FOUND,
+  /** No dataset of that name (never loaded, or dropped). */
+  DATASET_NOT_FOUND,
+  /** No job of that id: never registered, dropped, or lost with its node. */
+  JOB_NOT_FOUND,
+  /** A dynamic-mode lease the job does not know. */
+  LEASE_NOT_FOUND,
   /** The object store or catalog refused the node's credentials (or it has none). */
   STORAGE_ACCESS_DENIED,
   /** The object store or catalog could not be reached, or failed; trying later may work. */

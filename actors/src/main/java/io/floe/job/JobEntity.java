@@ -464,7 +464,7 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
   }
 
   private static AckReply notFound(String message) {
-    return new AckReply(null, new Failure(FailureKind.NOT_FOUND, message));
+    return new AckReply(null, new Failure(FailureKind.LEASE_NOT_FOUND, message));
   }
 
   private Behavior<Command> onAck(Ack ack) {
@@ -602,7 +602,7 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
 
   private Failure unknown() {
     return new Failure(
-        FailureKind.NOT_FOUND, "Unknown job '" + jobId + "': register it first (register_job)");
+        FailureKind.JOB_NOT_FOUND, "Unknown job '" + jobId + "': register it first (register_job)");
   }
 
   /** The status, with {@code epoch}'s layout (else the latest begun epoch's). */

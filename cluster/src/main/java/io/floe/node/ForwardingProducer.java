@@ -3,9 +3,9 @@ package io.floe.node;
 import io.floe.gateway.BatchSource;
 import io.floe.gateway.FloeProducer;
 import io.floe.gateway.TicketStreams;
+import io.floe.protocol.ErrorCode;
 import org.apache.arrow.flight.Action;
 import org.apache.arrow.flight.ActionType;
-import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.Criteria;
 import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightInfo;
@@ -26,7 +26,7 @@ final class ForwardingProducer implements FlightProducer, TicketStreams {
   private FloeProducer target() {
     FloeProducer target = delegate;
     if (target == null) {
-      throw CallStatus.UNAVAILABLE.withDescription("Node is starting").toRuntimeException();
+      throw ErrorCode.NODE_STARTING.exception("Node is starting", null);
     }
     return target;
   }

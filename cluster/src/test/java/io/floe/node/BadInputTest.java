@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.floe.client.FloeClient;
 import io.floe.dataset.DatasetSpec;
+import io.floe.protocol.ErrorCode;
 import io.floe.protocol.LoadRequest;
 import io.floe.testing.IcebergTestTables;
 import io.floe.testing.TestRows;
@@ -65,13 +66,15 @@ class BadInputTest {
     node.close();
   }
 
+  /** The call fails with this status and Floe error code, and a message naming each part. */
   private static void assertStatus(
-      ThrowingCallable call, FlightStatusCode code, String... messageParts) {
+      ThrowingCallable call, FlightStatusCode code, ErrorCode floeCode, String... messageParts) {
     assertThatThrownBy(call)
         .isInstanceOfSatisfying(
             FlightRuntimeException.class,
             e -> {
               assertThat(e.status().code()).as(e.getMessage()).isEqualTo(code);
+              assertThat(ErrorCode.of(e)).as(e.getMessage()).contains(floeCode);
               for (String part : messageParts) {
                 assertThat(e.status().description()).contains(part);
               }
@@ -84,31 +87,47 @@ class BadInputTest {
 
   @Test
   void malformedJsonIsInvalidArgument() {
-    assertStatus(() -> action("load", "{not json"), FlightStatusCode.INVALID_ARGUMENT, "Malformed");
+    assertStatus(
+        () -> action("load", "{not json"),
+        FlightStatusCode.INVALID_ARGUMENT,
+        ErrorCode.INVALID_REQUEST,
+        "Malformed");
     assertStatus(
         () -> action("load", "{\"name\": \"x\"}"),
         FlightStatusCode.INVALID_ARGUMENT,
+        ErrorCode.INVALID_REQUEST,
         "Missing field 'table'");
     assertStatus(
         () -> action("load", "{\"name\": \"x\", \"table\": \"/t\", \"colums\": []}"),
         FlightStatusCode.INVALID_ARGUMENT,
+        ErrorCode.INVALID_REQUEST,
         "Unknown field 'colums'");
     assertStatus(
         () -> action("load", "{\"name\": \"x\", \"table\": \"/t\", \"batch_rows\": 0}"),
         FlightStatusCode.INVALID_ARGUMENT,
+        ErrorCode.INVALID_REQUEST,
         "batch_rows");
     assertStatus(
-        () -> action("frobnicate", "{}"), FlightStatusCode.INVALID_ARGUMENT, "Unknown action");
+        () -> action("frobnicate", "{}"),
+        FlightStatusCode.INVALID_ARGUMENT,
+        ErrorCode.INVALID_REQUEST,
+        "Unknown action");
     assertStatus(
         () -> raw.getInfo(FlightDescriptor.command("[1,2]".getBytes(StandardCharsets.UTF_8))),
         FlightStatusCode.INVALID_ARGUMENT,
+        ErrorCode.INVALID_REQUEST,
         "expected a JSON object");
   }
 
   @Test
   void unknownDatasetIsNotFound() {
-    assertStatus(() -> client.plan("nope", 0, 1), FlightStatusCode.NOT_FOUND, "nope");
-    assertStatus(() -> client.drop("nope"), FlightStatusCode.NOT_FOUND, "nope");
+    assertStatus(
+        () -> client.plan("nope", 0, 1),
+        FlightStatusCode.NOT_FOUND,
+        ErrorCode.DATASET_NOT_FOUND,
+        "nope");
+    assertStatus(
+        () -> client.drop("nope"), FlightStatusCode.NOT_FOUND, ErrorCode.DATASET_NOT_FOUND, "nope");
     assertThat(client.status("nope").path("state").asText()).isEqualTo("ABSENT");
   }
 
@@ -117,10 +136,12 @@ class BadInputTest {
     assertStatus(
         () -> info("{\"dataset\": \"good\", \"shard_index\": 2, \"shard_count\": 2}"),
         FlightStatusCode.INVALID_ARGUMENT,
+        ErrorCode.INVALID_REQUEST,
         "shard_index: 2");
     assertStatus(
         () -> info("{\"dataset\": \"good\", \"shard_index\": 0, \"shard_count\": 0}"),
         FlightStatusCode.INVALID_ARGUMENT,
+        ErrorCode.INVALID_REQUEST,
         "shard_count: 0");
   }
 
@@ -130,6 +151,7 @@ class BadInputTest {
     assertStatus(
         () -> client.load(new LoadRequest(DatasetSpec.of("missing", missing), false)),
         FlightStatusCode.NOT_FOUND,
+        ErrorCode.TABLE_NOT_FOUND,
         "no-such-table");
   }
 
@@ -143,6 +165,7 @@ class BadInputTest {
                         .withColumns(List.of("id", "colour")),
                     false)),
         FlightStatusCode.INVALID_ARGUMENT,
+        ErrorCode.INVALID_REQUEST,
         "Unknown column 'colour'");
     assertStatus(
         () ->
@@ -151,6 +174,7 @@ class BadInputTest {
                     DatasetSpec.of("filt", table.metadataLocation()).withFilter("amount >= "),
                     false)),
         FlightStatusCode.INVALID_ARGUMENT,
+        ErrorCode.INVALID_REQUEST,
         "position");
     assertStatus(
         () ->
@@ -158,6 +182,7 @@ class BadInputTest {
                 new LoadRequest(
                     DatasetSpec.of("snap", table.metadataLocation()).withSnapshotId(42L), false)),
         FlightStatusCode.INVALID_ARGUMENT,
+        ErrorCode.INVALID_REQUEST,
         "no snapshot 42");
   }
 
@@ -169,6 +194,7 @@ class BadInputTest {
                 new LoadRequest(
                     DatasetSpec.of("good", table.metadataLocation()).withBatchRows(7), false)),
         FlightStatusCode.ALREADY_EXISTS,
+        ErrorCode.ALREADY_EXISTS,
         "already loaded");
   }
 
@@ -177,11 +203,13 @@ class BadInputTest {
     assertStatus(
         () -> drain(new Ticket("garbage".getBytes(StandardCharsets.UTF_8))),
         FlightStatusCode.UNAUTHENTICATED,
+        ErrorCode.TICKET_INVALID,
         "ticket");
     String unsigned = "{\"dataset\":\"good\",\"slice\":\"good/1/0\",\"from\":0,\"to\":1}";
     assertStatus(
         () -> drain(new Ticket(unsigned.getBytes(StandardCharsets.UTF_8))),
         FlightStatusCode.UNAUTHENTICATED,
+        ErrorCode.TICKET_INVALID,
         "not signed");
     // Signed with the cluster's secret, but for a slice nobody holds.
     TicketSigner signer =
@@ -190,6 +218,7 @@ class BadInputTest {
     assertStatus(
         () -> drain(signer.sign(new FloeTicket("good", "good/1/999", 0, 1))),
         FlightStatusCode.NOT_FOUND,
+        ErrorCode.SLICE_NOT_HELD,
         "good/1/999");
   }
 

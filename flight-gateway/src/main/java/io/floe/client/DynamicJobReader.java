@@ -12,7 +12,6 @@ import java.util.NoSuchElementException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.apache.arrow.flight.FlightRuntimeException;
-import org.apache.arrow.flight.FlightStatusCode;
 import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -189,17 +188,10 @@ public final class DynamicJobReader implements Iterator<JobBatch>, AutoCloseable
 
   /**
    * Failures of an action that another attempt may not meet: no node answered, or the dataset is
-   * reloading. NOT_FOUND is final here (an unknown lease stays unknown), unlike for a stream.
+   * reloading. An unknown lease or job is final here (an unknown lease stays unknown).
    */
   private static boolean worthRetrying(FlightRuntimeException e) {
-    FlightStatusCode code = e.status().code();
-    String description = e.status().description();
-    return code == FlightStatusCode.UNAVAILABLE
-        || code == FlightStatusCode.TIMED_OUT
-        || code == FlightStatusCode.CANCELLED
-        || (code == FlightStatusCode.INVALID_ARGUMENT
-            && description != null
-            && description.contains("is not ready"));
+    return Failures.retryableAction(e);
   }
 
   /**

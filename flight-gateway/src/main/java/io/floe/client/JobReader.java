@@ -6,13 +6,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Locale;
 import java.util.NoSuchElementException;
 import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightEndpoint;
 import org.apache.arrow.flight.FlightInfo;
 import org.apache.arrow.flight.FlightRuntimeException;
-import org.apache.arrow.flight.FlightStatusCode;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.Location;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -272,12 +270,9 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
     }
   }
 
-  /** NOT_FOUND "unknown job": the job's entity was lost; registering it again cures that. */
+  /** An unknown job: its entity was lost (or dropped); registering it again cures that. */
   static boolean isUnknownJob(FlightRuntimeException e) {
-    String description = e.status().description();
-    return e.status().code() == FlightStatusCode.NOT_FOUND
-        && description != null
-        && description.toLowerCase(Locale.ROOT).contains("unknown job");
+    return Failures.is(e, io.floe.protocol.ErrorCode.JOB_NOT_FOUND);
   }
 
   static void backoff(int attempt) {

@@ -10,7 +10,6 @@ import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightEndpoint;
 import org.apache.arrow.flight.FlightInfo;
 import org.apache.arrow.flight.FlightRuntimeException;
-import org.apache.arrow.flight.FlightStatusCode;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.Location;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -173,33 +172,10 @@ final class ShardReader {
 
   /**
    * Failures that a new plan can cure: the node is gone or unreachable, it no longer holds the
-   * slice, or the dataset is reloading (FAILED_PRECONDITION, which Flight's Java client reports as
-   * INVALID_ARGUMENT with Floe's "is not ready" description).
+   * slice, or the dataset is reloading (by the node's error code; see {@link Failures}).
    */
   static boolean retryable(FlightRuntimeException e) {
-    FlightStatusCode code = e.status().code();
-    switch (code) {
-      case UNAVAILABLE:
-      case NOT_FOUND:
-      case TIMED_OUT:
-      case CANCELLED:
-      case INTERNAL:
-      case UNKNOWN:
-        return !isDatasetMissing(e);
-      case INVALID_ARGUMENT:
-        String description = e.status().description();
-        return description != null && description.contains("is not ready");
-      default:
-        return false;
-    }
-  }
-
-  /** A dataset that is not there at all will not come back by retrying. */
-  private static boolean isDatasetMissing(FlightRuntimeException e) {
-    String description = e.status().description();
-    return e.status().code() == FlightStatusCode.NOT_FOUND
-        && description != null
-        && description.startsWith("No dataset");
+    return Failures.retryableRead(e);
   }
 
   private static void backoff(int attempt) {

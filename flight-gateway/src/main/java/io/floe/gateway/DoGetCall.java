@@ -1,10 +1,10 @@
 package io.floe.gateway;
 
+import io.floe.protocol.ErrorCode;
 import io.grpc.stub.ServerCallStreamObserver;
 import java.time.Duration;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.grpc.StatusUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -113,9 +113,8 @@ final class DoGetCall {
       return;
     }
     fail(
-        CallStatus.TIMED_OUT
-            .withDescription("Reader did not take data for " + stallTimeout)
-            .toRuntimeException());
+        FlightErrors.error(
+            ErrorCode.STREAM_STALLED, "Reader did not take data for " + stallTimeout));
   }
 
   private synchronized void cancelled() {

@@ -1,43 +1,60 @@
 package io.floe.gateway;
 
+import io.floe.arrow.UnsupportedColumnException;
 import io.floe.dataset.DatasetStatus;
 import io.floe.dataset.Failure;
 import io.floe.dataset.FailureKind;
+import io.floe.filter.InvalidFilterException;
+import io.floe.filter.RowFilterSyntaxException;
+import io.floe.protocol.ErrorCode;
+import io.floe.protocol.InvalidRequestException;
+import io.floe.table.StorageFailure;
+import io.grpc.StatusRuntimeException;
 import java.util.Optional;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
-import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.FlightRuntimeException;
+import org.apache.arrow.memory.OutOfMemoryException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** Turns Floe's failures into Flight statuses whose descriptions name what was wrong. */
+/**
+ * Floe's errors as the Flight errors clients see: the transport status of their {@link ErrorCode},
+ * the code itself in the error details, and a description that names what was wrong.
+ */
 public final class FlightErrors {
+  private static final Logger LOG = LoggerFactory.getLogger(FlightErrors.class);
+
   private FlightErrors() {}
 
-  public static FlightRuntimeException of(Failure failure) {
-    return status(failure.kind()).withDescription(failure.message()).toRuntimeException();
+  /** The error of {@code code} with {@code description}. */
+  public static RuntimeException error(ErrorCode code, String description) {
+    return error(code, description, null);
   }
 
-  static CallStatus status(FailureKind kind) {
-    switch (kind) {
-      case INVALID_ARGUMENT:
-        return CallStatus.INVALID_ARGUMENT;
-      case ALREADY_EXISTS:
-        return CallStatus.ALREADY_EXISTS;
-      case NOT_FOUND:
-        return CallStatus.NOT_FOUND;
-      case RESOURCE_EXHAUSTED:
-        return CallStatus.RESOURCE_EXHAUSTED;
-      case STORAGE_ACCESS_DENIED:
-        return CallStatus.UNAUTHORIZED;
-      case STORAGE_UNAVAILABLE:
-        return CallStatus.UNAVAILABLE;
-      case UNREADABLE_DATA:
-        // The named table holds a file that cannot be decoded: retrying will not help.
-        return CallStatus.INVALID_ARGUMENT;
-      default:
-        return CallStatus.INTERNAL;
-    }
+  public static RuntimeException error(ErrorCode code, String description, Throwable cause) {
+    return code.exception(description, cause);
+  }
+
+  public static RuntimeException of(Failure failure) {
+    return error(code(failure.kind()), failure.message());
+  }
+
+  static ErrorCode code(FailureKind kind) {
+    return switch (kind) {
+      case INVALID_ARGUMENT -> ErrorCode.INVALID_REQUEST;
+      case ALREADY_EXISTS -> ErrorCode.ALREADY_EXISTS;
+      case NOT_FOUND -> ErrorCode.TABLE_NOT_FOUND;
+      case DATASET_NOT_FOUND -> ErrorCode.DATASET_NOT_FOUND;
+      case JOB_NOT_FOUND -> ErrorCode.JOB_NOT_FOUND;
+      case LEASE_NOT_FOUND -> ErrorCode.LEASE_NOT_FOUND;
+      case RESOURCE_EXHAUSTED -> ErrorCode.MEMORY_EXHAUSTED;
+      case STORAGE_ACCESS_DENIED -> ErrorCode.STORAGE_ACCESS_DENIED;
+      case STORAGE_UNAVAILABLE -> ErrorCode.STORAGE_UNAVAILABLE;
+      case UNREADABLE_DATA -> ErrorCode.UNREADABLE_DATA;
+      case INTERNAL -> ErrorCode.INTERNAL;
+    };
   }
 
   /**
@@ -47,16 +64,15 @@ public final class FlightErrors {
   public static RuntimeException notReady(DatasetStatus status, Optional<String> obstacle) {
     switch (status.state()) {
       case ABSENT:
-        return CallStatus.NOT_FOUND
-            .withDescription("No dataset '" + status.name() + "'; load it first")
-            .toRuntimeException();
+        return error(
+            ErrorCode.DATASET_NOT_FOUND, "No dataset '" + status.name() + "'; load it first");
       case FAILED:
-        return of(
-            new Failure(
-                status.failure().kind(),
-                "Dataset '" + status.name() + "' failed to load: " + status.failure().message()));
+        return error(
+            code(status.failure().kind()),
+            "Dataset '" + status.name() + "' failed to load: " + status.failure().message());
       default:
-        return FailedPrecondition.of(
+        return error(
+            ErrorCode.DATASET_NOT_READY,
             String.format(
                     "Dataset '%s' is not ready: %s, %d of %d slices loaded",
                     status.name(), status.state(), status.slicesLoaded(), status.slicesTotal())
@@ -64,24 +80,42 @@ public final class FlightErrors {
     }
   }
 
-  /** Any exception from handling a request, as the Flight error the client should see. */
+  /**
+   * Any exception from handling a request, as the Flight error the client should see. Errors made
+   * by {@link #error} pass unchanged; the caller's mistakes ({@link InvalidRequestException} and
+   * the filter and column errors) are INVALID_REQUEST; storage and memory failures get their codes;
+   * everything else is the node's failure, INTERNAL, and is logged.
+   */
   public static RuntimeException wrap(Throwable error) {
     Throwable cause = error;
     while ((cause instanceof CompletionException || cause instanceof ExecutionException)
         && cause.getCause() != null) {
       cause = cause.getCause();
     }
-    if (cause instanceof FlightRuntimeException) {
-      return (FlightRuntimeException) cause;
+    if (cause instanceof FlightRuntimeException flight) {
+      return flight;
     }
-    if (cause instanceof io.grpc.StatusRuntimeException) {
-      return (io.grpc.StatusRuntimeException) cause;
+    if (cause instanceof StatusRuntimeException grpc) {
+      return grpc;
     }
     if (cause instanceof TimeoutException) {
-      return CallStatus.TIMED_OUT
-          .withDescription("The cluster did not answer in time: " + cause.getMessage())
-          .toRuntimeException();
+      return error(
+          ErrorCode.CLUSTER_TIMEOUT,
+          "The cluster did not answer in time: " + cause.getMessage(),
+          cause);
     }
-    return of(Failure.of(cause));
+    if (cause instanceof InvalidRequestException
+        || cause instanceof InvalidFilterException
+        || cause instanceof RowFilterSyntaxException
+        || cause instanceof UnsupportedColumnException) {
+      return error(ErrorCode.INVALID_REQUEST, cause.getMessage(), cause);
+    }
+    if (cause instanceof StorageFailure
+        || cause instanceof OutOfMemoryException
+        || cause instanceof OutOfMemoryError) {
+      return of(Failure.of(cause));
+    }
+    LOG.warn("Failed handling a request", cause);
+    return error(ErrorCode.INTERNAL, Failure.of(cause).message(), cause);
   }
 }

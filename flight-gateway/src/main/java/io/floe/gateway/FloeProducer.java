@@ -1,5 +1,7 @@
 package io.floe.gateway;
 
+import static io.floe.protocol.InvalidRequestException.reading;
+
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.dataset.DatasetEntity;
@@ -14,6 +16,8 @@ import io.floe.job.JobStatus;
 import io.floe.job.PinnedLayout;
 import io.floe.job.RankShare;
 import io.floe.job.TailPolicy;
+import io.floe.protocol.ErrorCode;
+import io.floe.protocol.InvalidRequestException;
 import io.floe.protocol.JobReadRequest;
 import io.floe.protocol.JobRequest;
 import io.floe.protocol.JobRequests;
@@ -34,7 +38,6 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import org.apache.arrow.flight.Action;
 import org.apache.arrow.flight.ActionType;
-import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.Criteria;
 import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightInfo;
@@ -134,7 +137,7 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
   private CompletionStage<byte[]> act(Action action) {
     switch (action.getType()) {
       case LOAD:
-        LoadRequest load = LoadRequest.parse(action.getBody());
+        LoadRequest load = reading(() -> LoadRequest.parse(action.getBody()));
         if (load.latest()) {
           // Refresh a dataset loaded the same way, or load it when there is none.
           return datasets
@@ -148,13 +151,13 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
         }
         return datasets.load(load.spec(), load.untilReady()).thenApply(this::loaded);
       case REFRESH:
-        RefreshRequest refresh = RefreshRequest.parse(action.getBody());
+        RefreshRequest refresh = reading(() -> RefreshRequest.parse(action.getBody()));
         return datasets
             .refresh(refresh.name(), null, refresh.untilDone())
             .thenApply(reply -> refreshed(reply, refresh.untilDone()));
       case STATUS:
         return datasets
-            .status(NameRequest.parse(action.getBody(), STATUS).name())
+            .status(reading(() -> NameRequest.parse(action.getBody(), STATUS)).name())
             .thenApply(
                 answer -> {
                   ObjectNode node = StatusJson.of(answer.value());
@@ -164,15 +167,14 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
                   return Json.bytes(node);
                 });
       case DROP:
-        String name = NameRequest.parse(action.getBody(), DROP).name();
+        String name = reading(() -> NameRequest.parse(action.getBody(), DROP)).name();
         return datasets
             .drop(name)
             .thenApply(
                 status -> {
                   if (status.state() == DatasetState.ABSENT) {
-                    throw CallStatus.NOT_FOUND
-                        .withDescription("No dataset '" + name + "' to drop")
-                        .toRuntimeException();
+                    throw FlightErrors.error(
+                        ErrorCode.DATASET_NOT_FOUND, "No dataset '" + name + "' to drop");
                   }
                   ObjectNode node = StatusJson.of(status);
                   node.put("dropped", true);
@@ -191,13 +193,14 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
         return java.util.concurrent.CompletableFuture.completedFuture(
             Json.bytes(clusterView.toJson()));
       case REGISTER_JOB:
-        return registerJob(JobRequest.parse(action.getBody()));
+        return registerJob(reading(() -> JobRequest.parse(action.getBody())));
       case JOB_STATUS:
-        JobRequests.JobStatusRequest asked = JobRequests.JobStatusRequest.parse(action.getBody());
+        JobRequests.JobStatusRequest asked =
+            reading(() -> JobRequests.JobStatusRequest.parse(action.getBody()));
         return jobs.status(asked.job(), asked.epoch())
             .thenApply(status -> Json.bytes(JobStatusJson.of(status)));
       case DROP_JOB:
-        return jobs.drop(JobRequests.JobName.parse(action.getBody(), DROP_JOB).job())
+        return jobs.drop(reading(() -> JobRequests.JobName.parse(action.getBody(), DROP_JOB)).job())
             .thenApply(
                 status -> {
                   ObjectNode node = JobStatusJson.of(status);
@@ -205,11 +208,12 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
                   return Json.bytes(node);
                 });
       case LEASE:
-        JobRequests.LeaseRequest lease = JobRequests.LeaseRequest.parse(action.getBody());
+        JobRequests.LeaseRequest lease =
+            reading(() -> JobRequests.LeaseRequest.parse(action.getBody()));
         return jobs.lease(lease.job(), lease.epoch(), lease.worker())
             .thenApply(reply -> Json.bytes(leaseJson(lease.epoch(), reply)));
       case ACK:
-        JobRequests.AckRequest ack = JobRequests.AckRequest.parse(action.getBody());
+        JobRequests.AckRequest ack = reading(() -> JobRequests.AckRequest.parse(action.getBody()));
         return jobs.ack(ack.job(), ack.epoch(), ack.lease(), ack.worker())
             .thenApply(
                 reply -> {
@@ -218,25 +222,23 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
                   return Json.bytes(node);
                 });
       default:
-        throw CallStatus.INVALID_ARGUMENT
-            .withDescription(
-                "Unknown action '"
-                    + action.getType()
-                    + "'; known: "
-                    + String.join(
-                        ", ",
-                        LOAD,
-                        STATUS,
-                        DROP,
-                        REFRESH,
-                        LIST,
-                        CLUSTER,
-                        REGISTER_JOB,
-                        JOB_STATUS,
-                        DROP_JOB,
-                        LEASE,
-                        ACK))
-            .toRuntimeException();
+        throw new InvalidRequestException(
+            "Unknown action '"
+                + action.getType()
+                + "'; known: "
+                + String.join(
+                    ", ",
+                    LOAD,
+                    STATUS,
+                    DROP,
+                    REFRESH,
+                    LIST,
+                    CLUSTER,
+                    REGISTER_JOB,
+                    JOB_STATUS,
+                    DROP_JOB,
+                    LEASE,
+                    ACK));
     }
   }
 
@@ -283,7 +285,7 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
               }
               JobSchemas.project(JobSchemas.of(layout), spec.columns(), layout.name());
               if (spec.tail() == TailPolicy.DROP && layout.rows() < spec.batchRows()) {
-                throw new IllegalArgumentException(
+                throw new InvalidRequestException(
                     String.format(
                         "Invalid batch_rows %d: dataset '%s' has only %d rows, so with tail"
                             + " 'drop' an epoch would have no batch",
@@ -294,7 +296,7 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
                 blocks += (rows + spec.blockRows() - 1) / spec.blockRows();
               }
               if (blocks > JobSpec.MAX_BLOCKS) {
-                throw new IllegalArgumentException(
+                throw new InvalidRequestException(
                     String.format(
                         "Invalid block_rows %d: dataset '%s' would be cut into %d blocks (at most"
                             + " %d: an epoch's order holds a few bytes per block)",
@@ -349,12 +351,13 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
   public FlightInfo getFlightInfo(CallContext context, FlightDescriptor descriptor) {
     try {
       if (descriptor.isCommand()) {
-        ObjectNode command = Json.parseObject(descriptor.getCommand(), "flight descriptor command");
+        ObjectNode command =
+            reading(() -> Json.parseObject(descriptor.getCommand(), "flight descriptor command"));
         if (JobReadRequest.isJobCommand(command)) {
-          return jobInfo(JobReadRequest.parse(command), descriptor);
+          return jobInfo(reading(() -> JobReadRequest.parse(command)), descriptor);
         }
       }
-      return info(request(descriptor), descriptor);
+      return info(reading(() -> request(descriptor)), descriptor);
     } catch (RuntimeException e) {
       throw failure(e);
     }
@@ -419,7 +422,8 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
         && reply.status().state() != DatasetState.DEGRADED) {
       throw notReady(reply.status());
     }
-    throw FailedPrecondition.of(
+    throw FlightErrors.error(
+        ErrorCode.LAYOUT_CHANGED,
         String.format(
             "Dataset '%s' changed: it no longer holds layout %s, which job '%s' read epoch %d"
                 + " from (it serves snapshot %d now); register the job again or read a later"
@@ -445,10 +449,10 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
         .shortfall()
         .<RuntimeException>map(
             why ->
-                CallStatus.TIMED_OUT
-                    .withDescription(flight.status().description() + "; " + why)
-                    .withCause(flight.getCause())
-                    .toRuntimeException())
+                FlightErrors.error(
+                    ErrorCode.of(flight).orElse(ErrorCode.CLUSTER_TIMEOUT),
+                    flight.status().description() + "; " + why,
+                    flight.getCause()))
         .orElse(wrapped);
   }
 
@@ -486,7 +490,9 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
     }
     EpochShape shape = ticket.shape(layout.rows());
     if (ticket.batchTo() > shape.batches()) {
-      throw new IllegalArgumentException(
+      // A ticket this cluster signed for another epoch shape than the layout's: the node's fault.
+      throw FlightErrors.error(
+          ErrorCode.INTERNAL,
           String.format(
               "Ticket batches up to %d exceed the epoch's %d", ticket.batchTo(), shape.batches()));
     }
@@ -502,12 +508,9 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
   }
 
   private static RuntimeException notHeld(String sliceId) {
-    return CallStatus.NOT_FOUND
-        .withDescription(
-            "Slice '"
-                + sliceId
-                + "' is not held by this node (dropped or moved); plan the read again")
-        .toRuntimeException();
+    return FlightErrors.error(
+        ErrorCode.SLICE_NOT_HELD,
+        "Slice '" + sliceId + "' is not held by this node (dropped or moved); plan the read again");
   }
 
   private <T> T await(CompletionStage<T> stage) {
@@ -517,7 +520,7 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
           .get(settings.askTimeout().toMillis() + 1_000, TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw CallStatus.CANCELLED.withDescription("Interrupted").toRuntimeException();
+      throw FlightErrors.error(ErrorCode.CANCELLED, "Interrupted");
     } catch (Exception e) {
       throw FlightErrors.wrap(e);
     }

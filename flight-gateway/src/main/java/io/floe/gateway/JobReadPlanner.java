@@ -5,6 +5,8 @@ import io.floe.job.EpochShape;
 import io.floe.job.JobSpec;
 import io.floe.job.JobStatus;
 import io.floe.job.RankShare;
+import io.floe.protocol.ErrorCode;
+import io.floe.protocol.InvalidRequestException;
 import io.floe.protocol.JobReadRequest;
 import io.floe.ticket.JobTicket;
 import io.floe.ticket.TicketSigner;
@@ -41,17 +43,20 @@ final class JobReadPlanner {
     EpochShape shape = new EpochShape(layout.rows(), spec.batchRows(), spec.tail());
     long batchTo = request.batchTo() == null ? shape.batches() : request.batchTo();
     if (batchTo > shape.batches()) {
-      throw new IllegalArgumentException(
+      throw new InvalidRequestException(
           String.format(
               "Invalid batch_to: %d; job '%s' has %d batches per epoch",
               batchTo, spec.job(), shape.batches()));
     }
+    // The request's world size and rank are checked against the job's batch here.
     RankShare share =
-        new RankShare(
-            shape,
-            orders.order(fingerprint, layout, spec.order(), request.epoch()),
-            request.worldSize(),
-            request.rank());
+        InvalidRequestException.reading(
+            () ->
+                new RankShare(
+                    shape,
+                    orders.order(fingerprint, layout, spec.order(), request.epoch()),
+                    request.worldSize(),
+                    request.rank()));
     int sliceCount = layout.slices().size();
     boolean[] touched = new boolean[sliceCount];
     long batches = 0;
@@ -117,7 +122,8 @@ final class JobReadPlanner {
     String pinned = job.layout().fingerprint();
     String now = layout.fingerprint();
     if (!pinned.equals(now)) {
-      throw FailedPrecondition.of(
+      throw FlightErrors.error(
+          ErrorCode.LAYOUT_CHANGED,
           String.format(
               "Dataset '%s' changed since job '%s' was registered (layout %s, now %s); register"
                   + " a new job to read it",

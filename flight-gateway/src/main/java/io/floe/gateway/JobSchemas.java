@@ -35,7 +35,7 @@ final class JobSchemas {
       } catch (IllegalArgumentException e) {
         List<String> known = new ArrayList<>();
         schema.getFields().forEach(field -> known.add(field.getName()));
-        throw new IllegalArgumentException(
+        throw new io.floe.protocol.InvalidRequestException(
             String.format("Unknown column '%s': dataset '%s' serves %s", column, dataset, known));
       }
     }

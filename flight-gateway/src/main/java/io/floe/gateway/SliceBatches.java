@@ -1,8 +1,8 @@
 package io.floe.gateway;
 
+import io.floe.protocol.ErrorCode;
 import io.floe.slice.LoadedSlice;
 import io.floe.ticket.FloeTicket;
-import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.VectorUnloader;
@@ -38,12 +38,12 @@ final class SliceBatches implements BatchSource {
     LoadedSlice slice = lease.slice();
     if (ticket.to() > slice.rows()) {
       lease.close();
-      throw CallStatus.INVALID_ARGUMENT
-          .withDescription(
-              String.format(
-                  "Ticket rows [%d, %d) exceed slice %s of %d rows",
-                  ticket.from(), ticket.to(), slice.sliceId(), slice.rows()))
-          .toRuntimeException();
+      // A ticket signed by this cluster for other rows than the slice holds: the node's fault.
+      throw FlightErrors.error(
+          ErrorCode.INTERNAL,
+          String.format(
+              "Ticket rows [%d, %d) exceed slice %s of %d rows",
+              ticket.from(), ticket.to(), slice.sliceId(), slice.rows()));
     }
     return new SliceBatches(lease, ticket);
   }

@@ -16,6 +16,11 @@ public final class Json {
 
   private Json() {}
 
+  /** The mapper behind this codec, for the protocol's own readers. */
+  static ObjectMapper mapper() {
+    return MAPPER;
+  }
+
   public static ObjectNode object() {
     return MAPPER.createObjectNode();
   }

@@ -1,6 +1,7 @@
 package io.floe.ticket;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.protocol.ErrorCode;
 import io.floe.protocol.Json;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
@@ -11,8 +12,6 @@ import java.time.Duration;
 import java.util.HexFormat;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
-import org.apache.arrow.flight.CallStatus;
-import org.apache.arrow.flight.FlightRuntimeException;
 import org.apache.arrow.flight.Ticket;
 import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
 
@@ -69,7 +68,8 @@ public final class TicketSigner {
   /**
    * The ticket's contents if its signature is this cluster's and it has not expired.
    *
-   * @throws FlightRuntimeException UNAUTHENTICATED, naming what was wrong
+   * @throws RuntimeException {@link ErrorCode#TICKET_INVALID} (UNAUTHENTICATED), naming what was
+   *     wrong
    */
   public SignedTicket verify(Ticket ticket) {
     SignedTicket parsed;
@@ -111,9 +111,7 @@ public final class TicketSigner {
     }
   }
 
-  private static FlightRuntimeException unauthenticated(String why) {
-    return CallStatus.UNAUTHENTICATED
-        .withDescription("Invalid ticket: " + why)
-        .toRuntimeException();
+  private static RuntimeException unauthenticated(String why) {
+    return ErrorCode.TICKET_INVALID.exception("Invalid ticket: " + why, null);
   }
 }

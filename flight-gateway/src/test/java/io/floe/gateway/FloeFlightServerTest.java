@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.floe.protocol.ErrorCode;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -147,7 +148,9 @@ class FloeFlightServerTest {
         .isInstanceOfSatisfying(
             FlightRuntimeException.class,
             e -> {
-              assertThat(e.status().code()).isEqualTo(FlightStatusCode.INVALID_ARGUMENT);
+              // A failure of the node's own making, not the reader's: INTERNAL, code and all.
+              assertThat(e.status().code()).isEqualTo(FlightStatusCode.INTERNAL);
+              assertThat(ErrorCode.of(e)).contains(ErrorCode.INTERNAL);
               assertThat(e.status().description()).contains("Batch 3 is bad");
             });
     await().atMost(Duration.ofSeconds(5)).until(() -> streams.closed.get() == 1);
