@@ -168,7 +168,10 @@ public enum ErrorCode {
    * another server's error).
    */
   public static Optional<ErrorCode> of(Throwable error) {
-    if (error instanceof FlightRuntimeException flight && flight.status().metadata() != null) {
+    if (error instanceof FlightRuntimeException flight
+        && flight.status().metadata() != null
+        && flight.status().metadata().containsKey(DETAILS_KEY)) {
+      // A transport failure's metadata has other keys, or none.
       return fromDetails(flight.status().metadata().getByte(DETAILS_KEY));
     }
     if (error instanceof StatusRuntimeException grpc && grpc.getTrailers() != null) {
