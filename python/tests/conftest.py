@@ -48,7 +48,7 @@ def free_port() -> int:
 @pytest.fixture(scope="session")
 def classpath() -> str:
     runtime = ROOT / "cluster" / "target" / "runtime-classpath.txt"
-    modules = [ROOT / m / "target" / "classes" for m in ("cluster", "flight-gateway", "actors")]
+    modules = [ROOT / m / "target" / "classes" for m in ("cluster", "flight-gateway", "actors", "client", "protocol", "core")]
     missing = [str(p) for p in [runtime, *modules] if not p.exists()]
     if missing:
         pytest.fail(

@@ -1,6 +1,7 @@
 package io.floe.dataset;
 
 import io.floe.serialization.CborSerializable;
+import io.floe.spec.DatasetSpec;
 import java.util.List;
 import java.util.Map;
 

@@ -1,7 +1,7 @@
 package io.floe.iceberg;
 
 import io.floe.slice.SliceSpec;
-import io.floe.table.TableSource;
+import io.floe.spec.TableSource;
 import java.util.List;
 
 /**

@@ -1,14 +1,14 @@
 package io.floe.iceberg;
 
 import io.floe.arrow.ArrowSchemas;
-import io.floe.dataset.DatasetSpec;
 import io.floe.filter.FilterBinding;
 import io.floe.filter.RowFilters;
 import io.floe.slice.SliceSpec;
+import io.floe.spec.DatasetSpec;
+import io.floe.spec.TableSource;
 import io.floe.table.FloeFileIO;
 import io.floe.table.StorageFailure;
 import io.floe.table.StorageFailures;
-import io.floe.table.TableSource;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;

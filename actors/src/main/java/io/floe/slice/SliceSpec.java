@@ -1,7 +1,7 @@
 package io.floe.slice;
 
 import io.floe.serialization.CborSerializable;
-import io.floe.table.TableSource;
+import io.floe.spec.TableSource;
 import java.util.List;
 
 /**

@@ -1,5 +1,6 @@
 package io.floe.table;
 
+import io.floe.spec.TableSource;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;

@@ -4,7 +4,7 @@ import static org.apache.iceberg.types.Types.NestedField.optional;
 import static org.apache.iceberg.types.Types.NestedField.required;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.floe.dataset.DatasetSpec;
+import io.floe.spec.DatasetSpec;
 import io.floe.table.StorageSettings;
 import io.floe.table.TableAccess;
 import io.floe.testing.IcebergTestTables;

@@ -5,7 +5,7 @@ import static io.floe.testing.IcebergTestTables.sortedById;
 import static io.floe.testing.RecordAssertions.assertSameRows;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.floe.dataset.DatasetSpec;
+import io.floe.spec.DatasetSpec;
 import io.floe.table.StorageSettings;
 import io.floe.table.TableAccess;
 import io.floe.testing.IcebergTestTables;

@@ -7,8 +7,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.typesafe.config.ConfigFactory;
-import io.floe.dataset.DatasetSpec;
 import io.floe.dataset.FailureKind;
+import io.floe.spec.DatasetSpec;
+import io.floe.spec.TableSource;
 import io.floe.testing.IcebergTestTables;
 import io.floe.testing.S3TestServer;
 import io.floe.testing.SliceReads;

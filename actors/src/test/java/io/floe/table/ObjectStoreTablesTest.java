@@ -6,8 +6,8 @@ import static io.floe.testing.RecordAssertions.assertSameRows;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.floe.dataset.DatasetSpec;
 import io.floe.dataset.FailureKind;
+import io.floe.spec.DatasetSpec;
 import io.floe.testing.AzuriteServer;
 import io.floe.testing.FakeGcsServer;
 import io.floe.testing.IcebergTestTables;

@@ -3,8 +3,8 @@ package io.floe.table;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.floe.dataset.DatasetSpec;
 import io.floe.dataset.FailureKind;
+import io.floe.spec.DatasetSpec;
 import io.floe.testing.IcebergTestTables;
 import io.floe.testing.SliceReads;
 import io.floe.testing.TestRows;

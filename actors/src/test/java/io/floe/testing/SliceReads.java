@@ -1,14 +1,14 @@
 package io.floe.testing;
 
-import io.floe.dataset.DatasetSpec;
 import io.floe.iceberg.ScanPlan;
 import io.floe.iceberg.SlicePlanner;
 import io.floe.slice.AllocatorReaper;
 import io.floe.slice.LoadedSlice;
 import io.floe.slice.SliceLoader;
 import io.floe.slice.SliceSpec;
+import io.floe.spec.DatasetSpec;
+import io.floe.spec.TableSource;
 import io.floe.table.TableAccess;
-import io.floe.table.TableSource;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;

@@ -2,10 +2,10 @@ package io.floe.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.floe.client.FloeClient;
-import io.floe.dataset.DatasetSpec;
 import io.floe.demo.NodeProcess;
 import io.floe.demo.SampleTable;
 import io.floe.protocol.LoadRequest;
+import io.floe.spec.DatasetSpec;
 import io.floe.ticket.FloeTicket;
 import java.nio.file.Path;
 import java.util.ArrayList;

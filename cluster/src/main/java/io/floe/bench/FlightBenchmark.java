@@ -7,10 +7,10 @@ import io.floe.client.FloeClient;
 import io.floe.client.JobBatch;
 import io.floe.client.JobOptions;
 import io.floe.client.JobReader;
-import io.floe.dataset.DatasetSpec;
 import io.floe.demo.SampleTable;
 import io.floe.node.FloeNode;
 import io.floe.protocol.LoadRequest;
+import io.floe.spec.DatasetSpec;
 import java.nio.file.Path;
 import org.apache.arrow.flight.FlightInfo;
 import org.apache.arrow.memory.BufferAllocator;
@@ -80,7 +80,7 @@ public final class FlightBenchmark {
       Table iceberg =
           node.resources()
               .tables()
-              .open(new io.floe.table.TableSource.AtLocation(table.metadataLocation()));
+              .open(new io.floe.spec.TableSource.AtLocation(table.metadataLocation()));
 
       JobOptions shuffled =
           JobOptions.builder("bench-shuffled", "bench", jobBatchRows).seed(1).build();

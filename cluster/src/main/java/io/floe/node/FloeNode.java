@@ -89,7 +89,7 @@ public final class FloeNode implements AutoCloseable {
 
       DatasetEntity.init(system, resources);
       SliceEntity.init(system, resources);
-      io.floe.job.JobEntity.init(system);
+      io.floe.job.entity.JobEntity.init(system);
       NodeHealth.get(Adapter.toClassic(system)).shardingStarted();
       this.producer =
           new FloeProducer(

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.floe.client.FloeClient;
-import io.floe.dataset.DatasetSpec;
 import io.floe.protocol.ErrorCode;
 import io.floe.protocol.LoadRequest;
+import io.floe.spec.DatasetSpec;
 import io.floe.testing.IcebergTestTables;
 import io.floe.testing.TestRows;
 import io.floe.ticket.FloeTicket;

@@ -8,7 +8,7 @@ import io.floe.client.FloeClient;
 import io.floe.client.JobBatch;
 import io.floe.client.JobOptions;
 import io.floe.client.JobStatus;
-import io.floe.dataset.DatasetSpec;
+import io.floe.spec.DatasetSpec;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -7,8 +7,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.floe.client.FloeClient;
-import io.floe.dataset.DatasetSpec;
 import io.floe.protocol.LoadRequest;
+import io.floe.spec.DatasetSpec;
 import io.floe.testing.ArrowRecords;
 import io.floe.testing.IcebergTestTables;
 import io.floe.testing.TestRows;

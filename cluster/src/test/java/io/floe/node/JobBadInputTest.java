@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.floe.client.FloeClient;
 import io.floe.client.JobOptions;
 import io.floe.client.JobStatus;
-import io.floe.dataset.DatasetSpec;
+import io.floe.spec.DatasetSpec;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import org.apache.arrow.flight.Action;

@@ -8,7 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.floe.client.FloeClient;
 import io.floe.client.JobOptions;
 import io.floe.client.JobOptions.Tail;
-import io.floe.dataset.DatasetSpec;
+import io.floe.spec.DatasetSpec;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

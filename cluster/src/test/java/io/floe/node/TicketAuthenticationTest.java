@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.client.FloeClient;
-import io.floe.dataset.DatasetSpec;
 import io.floe.protocol.Json;
 import io.floe.protocol.LoadRequest;
+import io.floe.spec.DatasetSpec;
 import io.floe.testing.IcebergTestTables;
 import io.floe.testing.TestRows;
 import io.floe.ticket.FloeTicket;

@@ -1,8 +1,8 @@
 package io.floe.gateway;
 
 import io.floe.dataset.DatasetEntity;
-import io.floe.dataset.DatasetSpec;
 import io.floe.dataset.DatasetStatus;
+import io.floe.spec.DatasetSpec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;

@@ -1,10 +1,10 @@
 package io.floe.gateway;
 
 import io.floe.dataset.Failure;
-import io.floe.job.JobEntity;
 import io.floe.job.JobSpec;
 import io.floe.job.JobStatus;
 import io.floe.job.PinnedLayout;
+import io.floe.job.entity.JobEntity;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;

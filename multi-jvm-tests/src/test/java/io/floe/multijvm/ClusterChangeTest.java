@@ -3,9 +3,9 @@ package io.floe.multijvm;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.floe.client.FloeClient;
-import io.floe.dataset.DatasetSpec;
 import io.floe.demo.NodeProcess;
 import io.floe.protocol.LoadRequest;
+import io.floe.spec.DatasetSpec;
 import io.floe.testing.IcebergTestTables;
 import io.floe.testing.TestRows;
 import io.floe.ticket.FloeTicket;

@@ -3,8 +3,8 @@ package io.floe.multijvm;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.floe.client.FloeClient;
-import io.floe.dataset.DatasetSpec;
 import io.floe.protocol.LoadRequest;
+import io.floe.spec.DatasetSpec;
 import io.floe.testing.IcebergTestTables;
 import io.floe.testing.TestRows;
 import java.net.http.HttpClient;

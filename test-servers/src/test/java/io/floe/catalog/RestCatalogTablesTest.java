@@ -6,8 +6,8 @@ import static io.floe.testing.RecordAssertions.assertSameRows;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.floe.dataset.DatasetSpec;
 import io.floe.dataset.FailureKind;
+import io.floe.spec.DatasetSpec;
 import io.floe.table.CatalogSettings;
 import io.floe.table.StorageSettings;
 import io.floe.table.TableAccess;

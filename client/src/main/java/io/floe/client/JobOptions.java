@@ -1,0 +1,377 @@
+package io.floe.client;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.protocol.Json;
+import io.floe.util.Preconditions;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * A training job's settings as {@code register_job} takes them (docs/protocol.md, "Training jobs"):
+ * which dataset, the rows of one global batch, and how each epoch is ordered. Immutable; build one
+ * with {@link #builder} and refine a copy with {@link #toBuilder}.
+ *
+ * <p>Optional settings left unset are left out of the JSON, so the server applies its defaults; the
+ * accessors answer those defaults. Two options naming the same settings, one explicitly and one by
+ * default, describe the same job to the server but are not {@link #equals} here.
+ */
+public final class JobOptions {
+  /** How batches reach workers. */
+  public enum Mode {
+    /** Rank {@code r} of {@code W} reads its share of every global batch, in a fixed order. */
+    DETERMINISTIC,
+    /** Workers lease whole global batches one at a time and acknowledge them. */
+    DYNAMIC;
+
+    String wireName() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+
+    static Mode fromWire(String name) {
+      return valueOf(name.toUpperCase(Locale.ROOT));
+    }
+  }
+
+  /** What happens to the last, partial global batch of an epoch. */
+  public enum Tail {
+    /** Left out: an epoch has {@code floor(rows / batch_rows)} batches. */
+    DROP,
+    /** Filled by repeating the epoch's first positions: {@code ceil(rows / batch_rows)} batches. */
+    PAD;
+
+    String wireName() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+
+    static Tail fromWire(String name) {
+      return valueOf(name.toUpperCase(Locale.ROOT));
+    }
+  }
+
+  public static final int BATCH_ROWS_MAX = 1 << 20;
+  public static final long SEED_DEFAULT = 0;
+  public static final int BLOCK_ROWS_DEFAULT = 4096;
+  public static final int BLOCK_ROWS_MAX = 1 << 20;
+  public static final int WINDOW_BLOCKS_DEFAULT = 16;
+  public static final int WINDOW_BLOCKS_MAX = 4096;
+  public static final long LEASE_TIMEOUT_MS_DEFAULT = 30_000;
+  public static final long LEASE_TIMEOUT_MS_MIN = 100;
+  public static final long LEASE_TIMEOUT_MS_MAX = 86_400_000;
+
+  private static final Pattern ID = Pattern.compile("[A-Za-z0-9._-]{1,128}");
+
+  private final String job;
+  private final String dataset;
+  private final int batchRows;
+  private final Long seed;
+  private final Boolean shuffle;
+  private final Mode mode;
+  private final List<String> columns;
+  private final Tail tail;
+  private final Integer blockRows;
+  private final Integer windowBlocks;
+  private final Long leaseTimeoutMs;
+  private final Boolean pinLayout;
+
+  private JobOptions(Builder builder) {
+    this.job = builder.job;
+    this.dataset = builder.dataset;
+    this.batchRows = builder.batchRows;
+    this.seed = builder.seed;
+    this.shuffle = builder.shuffle;
+    this.mode = builder.mode;
+    this.columns = builder.columns;
+    this.tail = builder.tail;
+    this.blockRows = builder.blockRows;
+    this.windowBlocks = builder.windowBlocks;
+    this.leaseTimeoutMs = builder.leaseTimeoutMs;
+    this.pinLayout = builder.pinLayout;
+  }
+
+  /**
+   * Starts options for job {@code job} over dataset {@code dataset} with global batches of {@code
+   * batchRows} rows.
+   */
+  public static Builder builder(String job, String dataset, int batchRows) {
+    return new Builder(job, dataset, batchRows);
+  }
+
+  /** A builder holding these settings, to derive other options from. */
+  public Builder toBuilder() {
+    Builder builder = new Builder(job, dataset, batchRows);
+    builder.seed = seed;
+    builder.shuffle = shuffle;
+    builder.mode = mode;
+    builder.columns = columns;
+    builder.tail = tail;
+    builder.blockRows = blockRows;
+    builder.windowBlocks = windowBlocks;
+    builder.leaseTimeoutMs = leaseTimeoutMs;
+    builder.pinLayout = pinLayout;
+    return builder;
+  }
+
+  public String job() {
+    return job;
+  }
+
+  public String dataset() {
+    return dataset;
+  }
+
+  /** Rows of one global batch: every rank's batch {@code k} together, or one lease. */
+  public int batchRows() {
+    return batchRows;
+  }
+
+  public long seed() {
+    return seed == null ? SEED_DEFAULT : seed;
+  }
+
+  /** Whether epochs are shuffled; off means every epoch is the dataset's global row order. */
+  public boolean shuffled() {
+    return shuffle == null || shuffle;
+  }
+
+  public Mode mode() {
+    return mode == null ? Mode.DETERMINISTIC : mode;
+  }
+
+  /** The columns asked for, in order; empty for all of the dataset's columns. */
+  public List<String> columns() {
+    return columns == null ? List.of() : columns;
+  }
+
+  public Tail tail() {
+    return tail == null ? Tail.DROP : tail;
+  }
+
+  public int blockRows() {
+    return blockRows == null ? BLOCK_ROWS_DEFAULT : blockRows;
+  }
+
+  public int windowBlocks() {
+    return windowBlocks == null ? WINDOW_BLOCKS_DEFAULT : windowBlocks;
+  }
+
+  public long leaseTimeoutMs() {
+    return leaseTimeoutMs == null ? LEASE_TIMEOUT_MS_DEFAULT : leaseTimeoutMs;
+  }
+
+  /**
+   * Whether every epoch reads the layout the job was registered on; otherwise (the default) each
+   * epoch reads the dataset's newest layout when it begins.
+   */
+  public boolean pinsLayout() {
+    return pinLayout != null && pinLayout;
+  }
+
+  /** The {@code register_job} body: required fields and the optional ones that were set. */
+  public ObjectNode json() {
+    ObjectNode node = Json.object();
+    node.put("job", job);
+    node.put("dataset", dataset);
+    node.put("batch_rows", batchRows);
+    if (seed != null) {
+      node.put("seed", seed);
+    }
+    if (shuffle != null) {
+      node.put("shuffle", shuffle);
+    }
+    if (mode != null) {
+      node.put("mode", mode.wireName());
+    }
+    if (columns != null) {
+      ArrayNode array = node.putArray("columns");
+      columns.forEach(array::add);
+    }
+    if (tail != null) {
+      node.put("tail", tail.wireName());
+    }
+    if (blockRows != null) {
+      node.put("block_rows", blockRows);
+    }
+    if (windowBlocks != null) {
+      node.put("window_blocks", windowBlocks);
+    }
+    if (leaseTimeoutMs != null) {
+      node.put("lease_timeout_ms", leaseTimeoutMs);
+    }
+    if (pinLayout != null) {
+      node.put("pin_layout", pinLayout);
+    }
+    return node;
+  }
+
+  public byte[] toJson() {
+    return Json.bytes(json());
+  }
+
+  @Override
+  public boolean equals(Object other) {
+    if (this == other) {
+      return true;
+    }
+    if (!(other instanceof JobOptions)) {
+      return false;
+    }
+    JobOptions that = (JobOptions) other;
+    return batchRows == that.batchRows
+        && job.equals(that.job)
+        && dataset.equals(that.dataset)
+        && Objects.equals(seed, that.seed)
+        && Objects.equals(shuffle, that.shuffle)
+        && mode == that.mode
+        && Objects.equals(columns, that.columns)
+        && tail == that.tail
+        && Objects.equals(blockRows, that.blockRows)
+        && Objects.equals(windowBlocks, that.windowBlocks)
+        && Objects.equals(leaseTimeoutMs, that.leaseTimeoutMs)
+        && Objects.equals(pinLayout, that.pinLayout);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(
+        job,
+        dataset,
+        batchRows,
+        seed,
+        shuffle,
+        mode,
+        columns,
+        tail,
+        blockRows,
+        windowBlocks,
+        leaseTimeoutMs,
+        pinLayout);
+  }
+
+  @Override
+  public String toString() {
+    return "JobOptions" + Json.string(json());
+  }
+
+  /** Collects a job's settings; {@link #build} checks nothing is out of range. */
+  public static final class Builder {
+    private final String job;
+    private final String dataset;
+    private final int batchRows;
+    private Long seed;
+    private Boolean shuffle;
+    private Mode mode;
+    private List<String> columns;
+    private Tail tail;
+    private Integer blockRows;
+    private Integer windowBlocks;
+    private Long leaseTimeoutMs;
+    private Boolean pinLayout;
+
+    private Builder(String job, String dataset, int batchRows) {
+      Preconditions.checkArgument(
+          job != null && ID.matcher(job).matches(),
+          "Invalid job id: '%s' (1-128 of letters, digits, '.', '_', '-')",
+          job);
+      Preconditions.checkArgument(
+          dataset != null && ID.matcher(dataset).matches(),
+          "Invalid dataset name: '%s' (1-128 of letters, digits, '.', '_', '-')",
+          dataset);
+      Preconditions.checkArgument(
+          batchRows >= 1 && batchRows <= BATCH_ROWS_MAX,
+          "Invalid batch_rows: %s (must be in 1..%s)",
+          batchRows,
+          BATCH_ROWS_MAX);
+      this.job = job;
+      this.dataset = dataset;
+      this.batchRows = batchRows;
+    }
+
+    public Builder seed(long newSeed) {
+      this.seed = newSeed;
+      return this;
+    }
+
+    /** Shuffles blocks, and rows within windows of blocks, differently every epoch (default). */
+    public Builder shuffle() {
+      this.shuffle = true;
+      return this;
+    }
+
+    /** Reads every epoch in the dataset's global row order. */
+    public Builder globalOrder() {
+      this.shuffle = false;
+      return this;
+    }
+
+    public Builder mode(Mode newMode) {
+      this.mode = Objects.requireNonNull(newMode, "mode");
+      return this;
+    }
+
+    /** Serves these columns in this order; an empty list is refused (leave unset for all). */
+    public Builder columns(List<String> newColumns) {
+      Preconditions.checkArgument(
+          newColumns != null && !newColumns.isEmpty(),
+          "Invalid columns: %s (leave unset for all columns)",
+          newColumns);
+      this.columns = List.copyOf(newColumns);
+      return this;
+    }
+
+    public Builder columns(String... newColumns) {
+      return columns(List.of(newColumns));
+    }
+
+    public Builder tail(Tail newTail) {
+      this.tail = Objects.requireNonNull(newTail, "tail");
+      return this;
+    }
+
+    public Builder blockRows(int rows) {
+      Preconditions.checkArgument(
+          rows >= 1 && rows <= BLOCK_ROWS_MAX,
+          "Invalid block_rows: %s (must be in 1..%s)",
+          rows,
+          BLOCK_ROWS_MAX);
+      this.blockRows = rows;
+      return this;
+    }
+
+    public Builder windowBlocks(int blocks) {
+      Preconditions.checkArgument(
+          blocks >= 1 && blocks <= WINDOW_BLOCKS_MAX,
+          "Invalid window_blocks: %s (must be in 1..%s)",
+          blocks,
+          WINDOW_BLOCKS_MAX);
+      this.windowBlocks = blocks;
+      return this;
+    }
+
+    public Builder leaseTimeoutMs(long millis) {
+      Preconditions.checkArgument(
+          millis >= LEASE_TIMEOUT_MS_MIN && millis <= LEASE_TIMEOUT_MS_MAX,
+          "Invalid lease_timeout_ms: %s (must be in %s..%s)",
+          millis,
+          LEASE_TIMEOUT_MS_MIN,
+          LEASE_TIMEOUT_MS_MAX);
+      this.leaseTimeoutMs = millis;
+      return this;
+    }
+
+    /**
+     * Reads every epoch from the layout the job is registered on, even after the dataset is
+     * refreshed (the dataset keeps that layout loaded as long as the job exists).
+     */
+    public Builder pinLayout() {
+      this.pinLayout = true;
+      return this;
+    }
+
+    public JobOptions build() {
+      return new JobOptions(this);
+    }
+  }
+}

@@ -1,0 +1,185 @@
+package io.floe.job;
+
+import io.floe.util.Preconditions;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+/**
+ * One epoch's order of a dataset's rows: a pure function of the slices' row counts, the order
+ * settings and the epoch. Every slice is cut into blocks of {@code blockRows}; the blocks are
+ * shuffled; consecutive runs of {@code windowBlocks} shuffled blocks form windows whose rows are
+ * shuffled among themselves. So rows mix across the whole dataset at block grain and within a
+ * window at row grain, while a window's rows sit in a bounded number of blocks. Without shuffle the
+ * order is the dataset's global order.
+ *
+ * <p>Thread-safe. Window permutations are computed when first needed and a few are kept.
+ */
+public final class EpochOrder {
+  private static final int CACHED_WINDOWS = 64;
+  private static final long BLOCKS_STREAM = 0x51_7c_c1_b7_27_22_0a_95L;
+
+  /** A row of the dataset: its slice (index in the layout) and its row in that slice. */
+  public record RowRef(int slice, long row) {}
+
+  private final int[] blockSlice;
+  private final long[] blockStart;
+
+  /** placeBlock[i]: the block at shuffled place i. */
+  private final int[] placeBlock;
+
+  /** placeStart[i]: the epoch position where place i starts; the last entry is the row count. */
+  private final long[] placeStart;
+
+  private final boolean shuffle;
+  private final int windowBlocks;
+  private final long windowSeed;
+  private final Map<Integer, int[]> windows =
+      new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Integer, int[]> eldest) {
+          return size() > CACHED_WINDOWS;
+        }
+      };
+
+  public EpochOrder(long[] sliceRows, OrderSettings settings, long epoch) {
+    Preconditions.checkArgument(epoch >= 0, "Invalid epoch: %s", epoch);
+    int blockRows = settings.blockRows();
+    int blocks = 0;
+    for (long rows : sliceRows) {
+      blocks = Math.addExact(blocks, Math.toIntExact((rows + blockRows - 1) / blockRows));
+    }
+    this.blockSlice = new int[blocks];
+    this.blockStart = new long[blocks];
+    long[] blockRowCount = new long[blocks];
+    int b = 0;
+    for (int s = 0; s < sliceRows.length; s++) {
+      for (long start = 0; start < sliceRows[s]; start += blockRows) {
+        blockSlice[b] = s;
+        blockStart[b] = start;
+        blockRowCount[b] = Math.min(blockRows, sliceRows[s] - start);
+        b++;
+      }
+    }
+    this.shuffle = settings.shuffle();
+    this.windowBlocks = settings.windowBlocks();
+    long epochSeed = mix(settings.seed() ^ mix(epoch + 0x9E3779B97F4A7C15L));
+    this.windowSeed = mix(epochSeed + 1);
+    this.placeBlock = new int[blocks];
+    for (int i = 0; i < blocks; i++) {
+      placeBlock[i] = i;
+    }
+    if (shuffle) {
+      shuffleInPlace(placeBlock, new SplittableRandom(mix(epochSeed ^ BLOCKS_STREAM)));
+    }
+    this.placeStart = new long[blocks + 1];
+    for (int i = 0; i < blocks; i++) {
+      placeStart[i + 1] = placeStart[i] + blockRowCount[placeBlock[i]];
+    }
+  }
+
+  public long rows() {
+    return placeStart[placeStart.length - 1];
+  }
+
+  /** The row at epoch position {@code position} (0 ≤ position < rows). */
+  public RowRef at(long position) {
+    Preconditions.checkArgument(
+        0 <= position && position < rows(),
+        "Invalid position %s: the epoch has %s rows",
+        position,
+        rows());
+    long target = position;
+    if (shuffle) {
+      int window = place(position) / windowBlocks;
+      long windowStart = placeStart[window * windowBlocks];
+      target = windowStart + window(window)[(int) (position - windowStart)];
+    }
+    int place = place(target);
+    int block = placeBlock[place];
+    return new RowRef(blockSlice[block], blockStart[block] + (target - placeStart[place]));
+  }
+
+  /**
+   * Locates the rows at positions {@code from, from + 1, …, from + count − 1} into {@code
+   * slices[offset + i]} and {@code rows[offset + i]}: the same as {@link #at} for each, but looking
+   * up each window's permutation once, which is what serving a batch needs.
+   */
+  public void locate(long from, int count, int[] slices, long[] rows, int offset) {
+    Preconditions.checkArgument(
+        0 <= from && count >= 0 && from + count <= rows(),
+        "Invalid positions [%s, %s): the epoch has %s rows",
+        from,
+        from + count,
+        rows());
+    long position = from;
+    int i = 0;
+    while (i < count) {
+      if (!shuffle) {
+        int place = place(position);
+        int block = placeBlock[place];
+        long start = placeStart[place];
+        long end = placeStart[place + 1];
+        for (; i < count && position < end; i++, position++) {
+          slices[offset + i] = blockSlice[block];
+          rows[offset + i] = blockStart[block] + (position - start);
+        }
+        continue;
+      }
+      int window = place(position) / windowBlocks;
+      int first = window * windowBlocks;
+      int last = Math.min(first + windowBlocks, placeBlock.length);
+      long windowStart = placeStart[first];
+      long windowEnd = placeStart[last];
+      int[] permutation = window(window);
+      for (; i < count && position < windowEnd; i++, position++) {
+        long target = windowStart + permutation[(int) (position - windowStart)];
+        int index = Arrays.binarySearch(placeStart, first, last + 1, target);
+        int place = index >= 0 ? index : -index - 2;
+        int block = placeBlock[place];
+        slices[offset + i] = blockSlice[block];
+        rows[offset + i] = blockStart[block] + (target - placeStart[place]);
+      }
+    }
+  }
+
+  private int place(long position) {
+    int index = Arrays.binarySearch(placeStart, position);
+    // Places are never empty, so starts are strictly increasing and a hit is the place itself.
+    return index >= 0 ? index : -index - 2;
+  }
+
+  private int[] window(int window) {
+    synchronized (windows) {
+      int[] permutation = windows.get(window);
+      if (permutation == null) {
+        int first = window * windowBlocks;
+        int last = Math.min(first + windowBlocks, placeBlock.length);
+        permutation = new int[(int) (placeStart[last] - placeStart[first])];
+        for (int i = 0; i < permutation.length; i++) {
+          permutation[i] = i;
+        }
+        shuffleInPlace(permutation, new SplittableRandom(mix(windowSeed + window)));
+        windows.put(window, permutation);
+      }
+      return permutation;
+    }
+  }
+
+  private static void shuffleInPlace(int[] values, SplittableRandom random) {
+    for (int i = values.length - 1; i > 0; i--) {
+      int j = random.nextInt(i + 1);
+      int swap = values[i];
+      values[i] = values[j];
+      values[j] = swap;
+    }
+  }
+
+  /** A 64-bit finalizer (Stafford's variant 13) so that nearby seeds give unrelated streams. */
+  static long mix(long z) {
+    z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+    z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+    return z ^ (z >>> 31);
+  }
+}

@@ -1,0 +1,94 @@
+package io.floe.spec;
+
+import io.floe.serialization.CborSerializable;
+import io.floe.util.Preconditions;
+import java.util.List;
+import java.util.regex.Pattern;
+
+/**
+ * What a reader asked to load: which table, at which snapshot, which columns and rows, cut into
+ * batches of how many rows. Two loads of one name must agree on all of it.
+ *
+ * @param name the dataset id readers use; letters, digits, '.', '_' and '-'
+ * @param table a {@code *.metadata.json} location, a table directory with a version hint, or a
+ *     table identifier: {@code namespace.table} in {@code catalog}, or {@code
+ *     catalog.namespace.table}
+ * @param catalog the configured catalog {@code table} is in, or null
+ * @param snapshotId the snapshot to pin, or null for {@code asOfMillis} or the current one
+ * @param asOfMillis pins the snapshot current at this time (epoch millis), or null
+ * @param columns the columns to serve in this order (nested as {@code a.b}); empty means all
+ * @param filter a row filter in Floe's filter syntax (docs/filter-syntax.md); empty means all rows
+ * @param batchRows the most rows one served record batch holds
+ */
+public record DatasetSpec(
+    String name,
+    String table,
+    String catalog,
+    Long snapshotId,
+    Long asOfMillis,
+    List<String> columns,
+    String filter,
+    int batchRows)
+    implements CborSerializable {
+  public static final int BATCH_ROWS_DEFAULT = 32_768;
+  public static final int BATCH_ROWS_MAX = 1 << 20;
+  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+
+  public DatasetSpec {
+    Preconditions.checkArgument(
+        name != null && NAME.matcher(name).matches(),
+        "Invalid dataset name: '%s' (1-128 of letters, digits, '.', '_', '-')",
+        name);
+    Preconditions.checkArgument(
+        table != null && !table.isBlank(), "Invalid table location for dataset '%s': empty", name);
+    Preconditions.checkArgument(
+        catalog == null || !catalog.isBlank(),
+        "Invalid catalog for dataset '%s': empty (leave it out for a table location)",
+        name);
+    Preconditions.checkArgument(
+        snapshotId == null || asOfMillis == null,
+        "Dataset '%s' names both snapshot_id %s and as_of %s; give one",
+        name,
+        snapshotId,
+        asOfMillis);
+    Preconditions.checkArgument(
+        batchRows > 0 && batchRows <= BATCH_ROWS_MAX,
+        "Invalid batch_rows: %s (must be in 1..%s)",
+        batchRows,
+        BATCH_ROWS_MAX);
+    columns = columns == null ? List.of() : List.copyOf(columns);
+    filter = filter == null ? "" : filter.trim();
+  }
+
+  public static DatasetSpec of(String name, String table) {
+    return new DatasetSpec(name, table, null, null, null, List.of(), "", BATCH_ROWS_DEFAULT);
+  }
+
+  /** The table {@code identifier} ({@code namespace.table}) in catalog {@code catalog}. */
+  public static DatasetSpec inCatalog(String name, String catalog, String identifier) {
+    return new DatasetSpec(
+        name, identifier, catalog, null, null, List.of(), "", BATCH_ROWS_DEFAULT);
+  }
+
+  public DatasetSpec withColumns(List<String> newColumns) {
+    return new DatasetSpec(
+        name, table, catalog, snapshotId, asOfMillis, newColumns, filter, batchRows);
+  }
+
+  public DatasetSpec withFilter(String newFilter) {
+    return new DatasetSpec(
+        name, table, catalog, snapshotId, asOfMillis, columns, newFilter, batchRows);
+  }
+
+  public DatasetSpec withSnapshotId(Long id) {
+    return new DatasetSpec(name, table, catalog, id, null, columns, filter, batchRows);
+  }
+
+  public DatasetSpec asOf(Long millis) {
+    return new DatasetSpec(name, table, catalog, null, millis, columns, filter, batchRows);
+  }
+
+  public DatasetSpec withBatchRows(int rows) {
+    return new DatasetSpec(name, table, catalog, snapshotId, asOfMillis, columns, filter, rows);
+  }
+}

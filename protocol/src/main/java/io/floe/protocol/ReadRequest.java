@@ -1,0 +1,46 @@
+package io.floe.protocol;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.util.Preconditions;
+import java.util.Set;
+
+/**
+ * A {@code GetFlightInfo} command descriptor: which dataset, and optionally which shard of how
+ * many. Shard {@code i} of {@code n} is a contiguous global row range; every reader of one dataset
+ * shares one copy whatever its shard count.
+ */
+public record ReadRequest(String dataset, int shardIndex, int shardCount) {
+  private static final String WHAT = "flight descriptor command";
+
+  public ReadRequest {
+    Preconditions.checkArgument(
+        shardCount > 0, "Invalid shard_count: %s (must be > 0)", shardCount);
+    Preconditions.checkArgument(
+        shardIndex >= 0 && shardIndex < shardCount,
+        "Invalid shard_index: %s (must be in 0..%s for shard_count %s)",
+        shardIndex,
+        shardCount - 1,
+        shardCount);
+  }
+
+  public static ReadRequest whole(String dataset) {
+    return new ReadRequest(dataset, 0, 1);
+  }
+
+  public static ReadRequest parse(byte[] command) {
+    ObjectNode node = Json.parseObject(command, WHAT);
+    Fields fields = new Fields(node, WHAT, Set.of("dataset", "shard_index", "shard_count"));
+    return new ReadRequest(
+        fields.requiredString("dataset"),
+        fields.optionalInt("shard_index", 0),
+        fields.optionalInt("shard_count", 1));
+  }
+
+  public byte[] toJson() {
+    ObjectNode node = Json.object();
+    node.put("dataset", dataset);
+    node.put("shard_index", shardIndex);
+    node.put("shard_count", shardCount);
+    return Json.bytes(node);
+  }
+}

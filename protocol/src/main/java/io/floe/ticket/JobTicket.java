@@ -1,0 +1,180 @@
+package io.floe.ticket;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.job.EpochShape;
+import io.floe.job.OrderSettings;
+import io.floe.job.TailPolicy;
+import io.floe.protocol.Json;
+import io.floe.util.Preconditions;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What one {@code DoGet} of a job serves: the rows of one slice that fall in rank {@code rank} of
+ * {@code worldSize}'s part of the listed global batches of an epoch, one record batch per global
+ * batch. It carries everything that fixes those rows (the order settings, the dataset layout's
+ * fingerprint, the batch shape), so the serving node needs no job state, only the layout.
+ */
+public record JobTicket(
+    String dataset,
+    String sliceId,
+    String job,
+    String layout,
+    long epoch,
+    OrderSettings order,
+    int batchRows,
+    TailPolicy tail,
+    List<String> columns,
+    int worldSize,
+    int rank,
+    long batchFrom,
+    long batchTo,
+    long batchStep)
+    implements SignedTicket {
+  static final String KIND = "job";
+
+  public JobTicket {
+    columns = List.copyOf(columns);
+    Preconditions.checkArgument(
+        sliceId != null && sliceId.startsWith(dataset + "/"),
+        "Invalid ticket: slice '%s' is not part of dataset '%s'",
+        sliceId,
+        dataset);
+    Preconditions.checkArgument(
+        0 <= batchFrom && batchFrom <= batchTo && batchStep > 0,
+        "Invalid ticket batches [%s, %s) step %s",
+        batchFrom,
+        batchTo,
+        batchStep);
+  }
+
+  /** The global batches listed, in order. */
+  public long batchCount() {
+    return batchTo <= batchFrom ? 0 : (batchTo - batchFrom + batchStep - 1) / batchStep;
+  }
+
+  public EpochShape shape(long rows) {
+    return new EpochShape(rows, batchRows, tail);
+  }
+
+  static boolean isJobTicket(ObjectNode node) {
+    return KIND.equals(node.path("kind").asText(null));
+  }
+
+  @Override
+  public String canonical() {
+    return String.join(
+        "\n",
+        "floe-job-ticket-v1",
+        dataset,
+        sliceId,
+        job,
+        layout,
+        Long.toString(epoch),
+        Long.toString(order.seed()),
+        Boolean.toString(order.shuffle()),
+        Integer.toString(order.blockRows()),
+        Integer.toString(order.windowBlocks()),
+        Integer.toString(batchRows),
+        tail.wireName(),
+        Json.string(columnsJson()),
+        Integer.toString(worldSize),
+        Integer.toString(rank),
+        Long.toString(batchFrom),
+        Long.toString(batchTo),
+        Long.toString(batchStep));
+  }
+
+  private ArrayNode columnsJson() {
+    ArrayNode array = Json.object().arrayNode();
+    columns.forEach(array::add);
+    return array;
+  }
+
+  @Override
+  public void writeTo(ObjectNode node) {
+    node.put("kind", KIND);
+    node.put("dataset", dataset);
+    node.put("slice", sliceId);
+    node.put("job", job);
+    node.put("layout", layout);
+    node.put("epoch", epoch);
+    node.put("seed", order.seed());
+    node.put("shuffle", order.shuffle());
+    node.put("block_rows", order.blockRows());
+    node.put("window_blocks", order.windowBlocks());
+    node.put("batch_rows", batchRows);
+    node.put("tail", tail.wireName());
+    node.set("columns", columnsJson());
+    node.put("world_size", worldSize);
+    node.put("rank", rank);
+    node.put("batch_from", batchFrom);
+    node.put("batch_to", batchTo);
+    node.put("batch_step", batchStep);
+  }
+
+  /**
+   * @throws IllegalArgumentException naming what is missing or malformed
+   */
+  static JobTicket parse(ObjectNode node) {
+    List<String> columns = new ArrayList<>();
+    JsonNode array = node.get("columns");
+    if (array == null || !array.isArray()) {
+      throw new IllegalArgumentException("Invalid job ticket: 'columns' must be an array");
+    }
+    array.forEach(column -> columns.add(column.asText()));
+    return new JobTicket(
+        text(node, "dataset"),
+        text(node, "slice"),
+        text(node, "job"),
+        text(node, "layout"),
+        number(node, "epoch"),
+        new OrderSettings(
+            number(node, "seed"),
+            bool(node, "shuffle"),
+            Math.toIntExact(number(node, "block_rows")),
+            Math.toIntExact(number(node, "window_blocks"))),
+        Math.toIntExact(number(node, "batch_rows")),
+        TailPolicy.parse(text(node, "tail")),
+        columns,
+        Math.toIntExact(number(node, "world_size")),
+        Math.toIntExact(number(node, "rank")),
+        number(node, "batch_from"),
+        number(node, "batch_to"),
+        number(node, "batch_step"));
+  }
+
+  private static JsonNode field(ObjectNode node, String name) {
+    JsonNode value = node.get(name);
+    if (value == null || value.isNull()) {
+      throw new IllegalArgumentException("Invalid job ticket: missing '" + name + "'");
+    }
+    return value;
+  }
+
+  private static String text(ObjectNode node, String name) {
+    JsonNode value = field(node, name);
+    if (!value.isTextual()) {
+      throw new IllegalArgumentException("Invalid job ticket: '" + name + "' must be a string");
+    }
+    return value.asText();
+  }
+
+  private static long number(ObjectNode node, String name) {
+    JsonNode value = field(node, name);
+    if (!value.isIntegralNumber() || !value.canConvertToLong()) {
+      throw new IllegalArgumentException("Invalid job ticket: '" + name + "' must be an integer");
+    }
+    return value.asLong();
+  }
+
+  private static boolean bool(ObjectNode node, String name) {
+    JsonNode value = field(node, name);
+    if (!value.isBoolean()) {
+      throw new IllegalArgumentException("Invalid job ticket: '" + name + "' must be a boolean");
+    }
+    return value.asBoolean();
+  }
+}
