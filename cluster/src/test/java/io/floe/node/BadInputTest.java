@@ -223,9 +223,67 @@ class BadInputTest {
   }
 
   @Test
+  void emptyAndOverlongNamesAreInvalidAtOnce() {
+    String huge = "n".repeat(100_000);
+    long started = System.nanoTime();
+    for (String name : new String[] {"", huge, "../x", "bad name"}) {
+      String quoted = com.fasterxml.jackson.databind.node.TextNode.valueOf(name).toString();
+      for (String type : new String[] {"status", "drop", "refresh"}) {
+        assertShortInvalid(() -> action(type, "{\"name\": " + quoted + "}"));
+      }
+      for (String type : new String[] {"job_status", "drop_job"}) {
+        assertShortInvalid(() -> action(type, "{\"job\": " + quoted + "}"));
+      }
+      assertShortInvalid(() -> action("lease", "{\"job\": " + quoted + ", \"epoch\": 0}"));
+      assertShortInvalid(() -> info("{\"dataset\": " + quoted + "}"));
+      assertShortInvalid(() -> info("{\"job\": " + quoted + ", \"epoch\": 0}"));
+      if (!name.isEmpty()) {
+        assertShortInvalid(() -> raw.getInfo(FlightDescriptor.path(name)));
+      }
+    }
+    assertShortInvalid(() -> raw.getInfo(FlightDescriptor.path("")));
+    assertShortInvalid(
+        () ->
+            action(
+                "ack",
+                "{\"job\": \"j\", \"epoch\": 0, \"lease\": \""
+                    + "l".repeat(10_000)
+                    + "\", \"worker\": \"w\"}"));
+    // Refused before any entity is asked: no waiting for the cluster's ask timeout.
+    assertThat(java.time.Duration.ofNanos(System.nanoTime() - started))
+        .isLessThan(java.time.Duration.ofSeconds(20));
+  }
+
+  @Test
+  void hugeOrDeeplyNestedBodiesAreInvalid() {
+    String big = "{\"name\": \"x\", \"table\": \"" + "t".repeat(2 << 20) + "\"}";
+    assertShortInvalid(() -> action("load", big));
+    String deep = "{\"name\": \"x\", \"table\": \"/t\", \"filter\": " + "[".repeat(5_000);
+    assertShortInvalid(() -> action("load", deep));
+    String unknownField = "{\"" + "f".repeat(50_000) + "\": 1}";
+    assertShortInvalid(() -> action("status", unknownField));
+  }
+
+  /** INVALID_REQUEST with a description short enough for any client's header limits. */
+  private static void assertShortInvalid(ThrowingCallable call) {
+    assertThatThrownBy(call)
+        .isInstanceOfSatisfying(
+            FlightRuntimeException.class,
+            e -> {
+              assertThat(e.status().code())
+                  .as(e.getMessage())
+                  .isEqualTo(FlightStatusCode.INVALID_ARGUMENT);
+              assertThat(ErrorCode.of(e)).as(e.getMessage()).contains(ErrorCode.INVALID_REQUEST);
+              assertThat(e.status().description().length()).isLessThan(1_200);
+            });
+  }
+
+  @Test
   void nodeKeepsServingAfterBadInput() {
     malformedJsonIsInvalidArgument();
     forgedOrAlteredTicketsAreRejected();
+    emptyAndOverlongNamesAreInvalidAtOnce();
+    hugeOrDeeplyNestedBodiesAreInvalid();
     long rows = client.read(client.plan("good", 0, 1), root -> {});
     assertThat(rows).isEqualTo(2_000);
   }

@@ -1,6 +1,7 @@
 package io.floe.job;
 
 import io.floe.serialization.CborSerializable;
+import io.floe.util.Excerpt;
 import io.floe.util.Preconditions;
 import java.util.List;
 import java.util.regex.Pattern;
@@ -45,11 +46,21 @@ public record JobSpec(
   public static final long MAX_LEASE_TIMEOUT_MILLIS = 86_400_000;
   private static final Pattern ID = Pattern.compile("[A-Za-z0-9._-]{1,128}");
 
-  public JobSpec {
+  /**
+   * Checks a job id as every request that names one must: 1-128 of letters, digits, '.', '_', '-'.
+   *
+   * @throws IllegalArgumentException quoting (a prefix of) the id
+   */
+  public static String checkId(String job) {
     Preconditions.checkArgument(
         job != null && ID.matcher(job).matches(),
         "Invalid job id '%s': use 1-128 of letters, digits, '.', '_', '-'",
-        job);
+        Excerpt.of(job));
+    return job;
+  }
+
+  public JobSpec {
+    checkId(job);
     Preconditions.checkArgument(
         dataset != null && !dataset.isEmpty(), "Invalid job '%s': missing dataset", job);
     Preconditions.checkArgument(mode != null, "Invalid job '%s': missing mode", job);

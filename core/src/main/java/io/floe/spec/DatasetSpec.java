@@ -1,6 +1,7 @@
 package io.floe.spec;
 
 import io.floe.serialization.CborSerializable;
+import io.floe.util.Excerpt;
 import io.floe.util.Preconditions;
 import java.util.List;
 import java.util.regex.Pattern;
@@ -34,11 +35,23 @@ public record DatasetSpec(
   public static final int BATCH_ROWS_MAX = 1 << 20;
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
 
-  public DatasetSpec {
+  /**
+   * Checks a dataset name as every request that names one must: 1-128 of letters, digits, '.', '_',
+   * '-', starting with a letter or digit.
+   *
+   * @throws IllegalArgumentException quoting (a prefix of) the name
+   */
+  public static String checkName(String name) {
     Preconditions.checkArgument(
         name != null && NAME.matcher(name).matches(),
-        "Invalid dataset name: '%s' (1-128 of letters, digits, '.', '_', '-')",
-        name);
+        "Invalid dataset name: '%s' (1-128 of letters, digits, '.', '_', '-', starting with a"
+            + " letter or digit)",
+        Excerpt.of(name));
+    return name;
+  }
+
+  public DatasetSpec {
+    checkName(name);
     Preconditions.checkArgument(
         table != null && !table.isBlank(), "Invalid table location for dataset '%s': empty", name);
     Preconditions.checkArgument(

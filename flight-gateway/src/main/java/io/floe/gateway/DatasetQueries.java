@@ -1,6 +1,7 @@
 package io.floe.gateway;
 
 import io.floe.dataset.DatasetEntity;
+import io.floe.dataset.DatasetState;
 import io.floe.dataset.DatasetStatus;
 import io.floe.spec.DatasetSpec;
 import java.time.Duration;
@@ -68,12 +69,18 @@ public final class DatasetQueries {
   /** The dataset's status; {@code stale} in the answer says it came from the last one known. */
   public CompletionStage<Answer<DatasetStatus>> status(String name) {
     return remembered(
-        dataset(name).ask(DatasetEntity.GetStatus::new, settings.askTimeout()), name, lastStatus);
+        dataset(name).ask(DatasetEntity.GetStatus::new, settings.askTimeout()),
+        name,
+        lastStatus,
+        status -> status.state() != DatasetState.ABSENT);
   }
 
   public CompletionStage<Answer<DatasetEntity.LayoutReply>> layout(String name) {
     return remembered(
-        dataset(name).ask(DatasetEntity.GetLayout::new, settings.askTimeout()), name, lastLayout);
+        dataset(name).ask(DatasetEntity.GetLayout::new, settings.askTimeout()),
+        name,
+        lastLayout,
+        reply -> reply.status().state() != DatasetState.ABSENT);
   }
 
   /**
@@ -96,13 +103,29 @@ public final class DatasetQueries {
             });
   }
 
+  /** How many datasets' last answers are remembered (for tests: only existing ones are). */
+  int remembered() {
+    return lastStatus.size() + lastLayout.size();
+  }
+
   /** An answer, and whether it is the last one known rather than a fresh one. */
   public record Answer<T>(T value, boolean stale) {}
 
   private <T> CompletionStage<Answer<T>> remembered(
-      CompletionStage<T> ask, String name, Map<String, T> last) {
+      CompletionStage<T> ask,
+      String name,
+      Map<String, T> last,
+      java.util.function.Predicate<T> exists) {
     CompletableFuture<T> fresh = ask.toCompletableFuture();
-    fresh.thenAccept(value -> last.put(name, value));
+    // Only what exists is remembered: a name nobody loaded must not take memory for good.
+    fresh.thenAccept(
+        value -> {
+          if (exists.test(value)) {
+            last.put(name, value);
+          } else {
+            last.remove(name);
+          }
+        });
     CompletableFuture<Answer<T>> answer = fresh.thenApply(value -> new Answer<>(value, false));
     CompletableFuture<Answer<T>> fallback = new CompletableFuture<>();
     CompletableFuture.delayedExecutor(PATIENCE.toMillis(), TimeUnit.MILLISECONDS)

@@ -113,6 +113,7 @@ public enum ErrorCode {
    * Flight's codes lack, a gRPC status, which Flight passes through to the wire unchanged.
    */
   public RuntimeException exception(String description, Throwable cause) {
+    description = bounded(description);
     if (status == Status.FAILED_PRECONDITION) {
       Metadata trailers = new Metadata();
       trailers.put(DETAILS, details());
@@ -146,6 +147,19 @@ public enum ErrorCode {
       case ALREADY_EXISTS -> "45"; // AlreadyExists
       default -> "5"; // IOError
     };
+  }
+
+  /** Characters of a description at most: it travels in a header, which clients bound. */
+  public static final int MAX_DESCRIPTION_CHARS = 1_024;
+
+  private static String bounded(String description) {
+    if (description == null || description.length() <= MAX_DESCRIPTION_CHARS) {
+      return description;
+    }
+    return description.substring(0, MAX_DESCRIPTION_CHARS)
+        + "… ("
+        + (description.length() - MAX_DESCRIPTION_CHARS)
+        + " more characters)";
   }
 
   private CallStatus callStatus() {

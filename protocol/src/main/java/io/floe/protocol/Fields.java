@@ -2,6 +2,9 @@ package io.floe.protocol;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.job.JobSpec;
+import io.floe.spec.DatasetSpec;
+import io.floe.util.Excerpt;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -19,7 +22,8 @@ final class Fields {
       String name = names.next();
       if (!known.contains(name)) {
         throw new IllegalArgumentException(
-            String.format("Unknown field '%s' in %s; known fields: %s", name, what, known));
+            String.format(
+                "Unknown field '%s' in %s; known fields: %s", Excerpt.of(name), what, known));
       }
     }
   }
@@ -31,9 +35,32 @@ final class Fields {
     }
     if (!value.isTextual()) {
       throw new IllegalArgumentException(
-          String.format("Field '%s' in %s must be a string, got %s", field, what, value));
+          String.format(
+              "Field '%s' in %s must be a string, got %s", field, what, Excerpt.of(value)));
     }
     return value.asText();
+  }
+
+  /** A dataset name (checked as {@link DatasetSpec#checkName} does). */
+  String requiredDatasetName(String field) {
+    return DatasetSpec.checkName(requiredString(field));
+  }
+
+  /** A job id (checked as {@link JobSpec#checkId} does). */
+  String requiredJobId(String field) {
+    return JobSpec.checkId(requiredString(field));
+  }
+
+  /** A free-form string of at most {@code maxLength} characters (a worker name, a lease id). */
+  String optionalString(String field, int maxLength) {
+    String value = optionalString(field);
+    if (value != null && (value.isEmpty() || value.length() > maxLength)) {
+      throw new IllegalArgumentException(
+          String.format(
+              "Field '%s' in %s must have 1 to %d characters, got %d: '%s'",
+              field, what, maxLength, value.length(), Excerpt.of(value)));
+    }
+    return value;
   }
 
   String optionalString(String field) {
@@ -48,7 +75,8 @@ final class Fields {
     }
     if (!value.isIntegralNumber() || !value.canConvertToLong()) {
       throw new IllegalArgumentException(
-          String.format("Field '%s' in %s must be an integer, got %s", field, what, value));
+          String.format(
+              "Field '%s' in %s must be an integer, got %s", field, what, Excerpt.of(value)));
     }
     return value.asLong();
   }
@@ -72,7 +100,8 @@ final class Fields {
     }
     if (!value.isBoolean()) {
       throw new IllegalArgumentException(
-          String.format("Field '%s' in %s must be true or false, got %s", field, what, value));
+          String.format(
+              "Field '%s' in %s must be true or false, got %s", field, what, Excerpt.of(value)));
     }
     return value.asBoolean();
   }
@@ -85,13 +114,16 @@ final class Fields {
     if (!value.isArray()) {
       throw new IllegalArgumentException(
           String.format(
-              "Field '%s' in %s must be an array of strings, got %s", field, what, value));
+              "Field '%s' in %s must be an array of strings, got %s",
+              field, what, Excerpt.of(value)));
     }
     List<String> strings = new ArrayList<>();
     for (JsonNode element : value) {
       if (!element.isTextual()) {
         throw new IllegalArgumentException(
-            String.format("Field '%s' in %s must hold only strings, got %s", field, what, element));
+            String.format(
+                "Field '%s' in %s must hold only strings, got %s",
+                field, what, Excerpt.of(element)));
       }
       strings.add(element.asText());
     }

@@ -43,7 +43,7 @@ public record JobReadRequest(
     Long from = fields.optionalLong("batch_from");
     Long step = fields.optionalLong("batch_step");
     return new JobReadRequest(
-        fields.requiredString("job"),
+        fields.requiredJobId("job"),
         JobRequests.requiredLong(fields, "epoch", WHAT),
         fields.optionalInt("world_size", 1),
         fields.optionalInt("rank", 0),

@@ -11,7 +11,7 @@ public final class JobRequests {
     public static JobName parse(byte[] body, String action) {
       String what = action + " action body";
       return new JobName(
-          new Fields(Json.parseObject(body, what), what, Set.of("job")).requiredString("job"));
+          new Fields(Json.parseObject(body, what), what, Set.of("job")).requiredJobId("job"));
     }
   }
 
@@ -27,7 +27,7 @@ public final class JobRequests {
       if (epoch != null && epoch < 0) {
         throw new IllegalArgumentException("Invalid epoch: " + epoch + " (must be >= 0)");
       }
-      return new JobStatusRequest(fields.requiredString("job"), epoch);
+      return new JobStatusRequest(fields.requiredJobId("job"), epoch);
     }
   }
 
@@ -38,7 +38,7 @@ public final class JobRequests {
       Fields fields =
           new Fields(Json.parseObject(body, what), what, Set.of("job", "epoch", "worker"));
       return new LeaseRequest(
-          fields.requiredString("job"), requiredLong(fields, "epoch", what), workerOf(fields));
+          fields.requiredJobId("job"), requiredLong(fields, "epoch", what), workerOf(fields));
     }
   }
 
@@ -49,9 +49,9 @@ public final class JobRequests {
       Fields fields =
           new Fields(Json.parseObject(body, what), what, Set.of("job", "epoch", "lease", "worker"));
       return new AckRequest(
-          fields.requiredString("job"),
+          fields.requiredJobId("job"),
           requiredLong(fields, "epoch", what),
-          fields.requiredString("lease"),
+          requiredLease(fields),
           workerOf(fields));
     }
   }
@@ -64,8 +64,22 @@ public final class JobRequests {
     return value;
   }
 
+  /** Characters of a worker name at most: host, process and a counter fit many times over. */
+  static final int WORKER_CHARS_MAX = 256;
+
+  /** Characters of a lease id at most (the node issues ids of a few dozen). */
+  static final int LEASE_CHARS_MAX = 128;
+
+  private static String requiredLease(Fields fields) {
+    String lease = fields.optionalString("lease", LEASE_CHARS_MAX);
+    if (lease == null) {
+      throw new IllegalArgumentException("Missing field 'lease' in " + "ack action body");
+    }
+    return lease;
+  }
+
   private static String workerOf(Fields fields) {
-    String worker = fields.optionalString("worker");
+    String worker = fields.optionalString("worker", WORKER_CHARS_MAX);
     return worker == null ? "anonymous" : worker;
   }
 }

@@ -1,6 +1,8 @@
 package io.floe.protocol;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -11,8 +13,23 @@ import java.nio.charset.StandardCharsets;
 
 /** The one JSON codec of Floe's wire protocol (docs/protocol.md). */
 public final class Json {
+  /** Bytes of a request body (an action's, a descriptor's command) at most. */
+  public static final int MAX_BODY_BYTES = 1 << 20;
+
+  /** Nesting of a request body at most: an Iceberg filter expression of a few hundred terms. */
+  public static final int MAX_NESTING_DEPTH = 512;
+
   private static final ObjectMapper MAPPER =
-      new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+      new ObjectMapper(
+              JsonFactory.builder()
+                  .streamReadConstraints(
+                      StreamReadConstraints.builder()
+                          .maxNestingDepth(MAX_NESTING_DEPTH)
+                          .maxStringLength(MAX_BODY_BYTES)
+                          .maxNumberLength(64)
+                          .build())
+                  .build())
+          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
   private Json() {}
 
@@ -34,6 +51,12 @@ public final class Json {
   public static ObjectNode parseObject(byte[] body, String what) {
     if (body == null || body.length == 0) {
       throw new IllegalArgumentException("Empty " + what + ": expected a JSON object");
+    }
+    if (body.length > MAX_BODY_BYTES) {
+      throw new IllegalArgumentException(
+          String.format(
+              "Invalid %s: %d bytes, more than the %d a request may have",
+              what, body.length, MAX_BODY_BYTES));
     }
     JsonNode node;
     try {
@@ -65,7 +88,9 @@ public final class Json {
       return "unreadable JSON";
     }
     int newline = message.indexOf('\n');
-    return newline < 0 ? message : message.substring(0, newline);
+    String line = newline < 0 ? message : message.substring(0, newline);
+    // The parser quotes the input it choked on; keep the message short whatever that was.
+    return line.length() > 200 ? line.substring(0, 200) + "…" : line;
   }
 
   private static String preview(byte[] body) {

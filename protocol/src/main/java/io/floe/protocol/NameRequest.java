@@ -8,7 +8,7 @@ public record NameRequest(String name) {
   public static NameRequest parse(byte[] body, String action) {
     String what = action + " action body";
     ObjectNode node = Json.parseObject(body, what);
-    return new NameRequest(new Fields(node, what, Set.of("name")).requiredString("name"));
+    return new NameRequest(new Fields(node, what, Set.of("name")).requiredDatasetName("name"));
   }
 
   public byte[] toJson() {

@@ -1,6 +1,7 @@
 package io.floe.protocol;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.spec.DatasetSpec;
 import io.floe.util.Preconditions;
 import java.util.Set;
 
@@ -13,6 +14,7 @@ public record ReadRequest(String dataset, int shardIndex, int shardCount) {
   private static final String WHAT = "flight descriptor command";
 
   public ReadRequest {
+    DatasetSpec.checkName(dataset);
     Preconditions.checkArgument(
         shardCount > 0, "Invalid shard_count: %s (must be > 0)", shardCount);
     Preconditions.checkArgument(
@@ -31,7 +33,7 @@ public record ReadRequest(String dataset, int shardIndex, int shardCount) {
     ObjectNode node = Json.parseObject(command, WHAT);
     Fields fields = new Fields(node, WHAT, Set.of("dataset", "shard_index", "shard_count"));
     return new ReadRequest(
-        fields.requiredString("dataset"),
+        fields.requiredDatasetName("dataset"),
         fields.optionalInt("shard_index", 0),
         fields.optionalInt("shard_count", 1));
   }

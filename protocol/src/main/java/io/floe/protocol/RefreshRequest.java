@@ -13,7 +13,8 @@ public record RefreshRequest(String name, boolean untilDone) {
   public static RefreshRequest parse(byte[] body) {
     ObjectNode node = Json.parseObject(body, WHAT);
     Fields fields = new Fields(node, WHAT, Set.of("name", "wait"));
-    return new RefreshRequest(fields.requiredString("name"), fields.optionalBoolean("wait", false));
+    return new RefreshRequest(
+        fields.requiredDatasetName("name"), fields.optionalBoolean("wait", false));
   }
 
   public byte[] toJson() {
