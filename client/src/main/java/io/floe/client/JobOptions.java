@@ -2,12 +2,13 @@ package io.floe.client;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.job.JobSpec;
 import io.floe.protocol.Json;
+import io.floe.spec.DatasetSpec;
 import io.floe.util.Preconditions;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
-import java.util.regex.Pattern;
 
 /**
  * A training job's settings as {@code register_job} takes them (docs/protocol.md, "Training jobs"):
@@ -51,17 +52,16 @@ public final class JobOptions {
     }
   }
 
-  public static final int BATCH_ROWS_MAX = 1 << 20;
+  // The server's own limits and defaults (io.floe.job.JobSpec), one copy for both sides.
+  public static final int BATCH_ROWS_MAX = JobSpec.MAX_BATCH_ROWS;
   public static final long SEED_DEFAULT = 0;
-  public static final int BLOCK_ROWS_DEFAULT = 4096;
-  public static final int BLOCK_ROWS_MAX = 1 << 20;
-  public static final int WINDOW_BLOCKS_DEFAULT = 16;
-  public static final int WINDOW_BLOCKS_MAX = 4096;
-  public static final long LEASE_TIMEOUT_MS_DEFAULT = 30_000;
-  public static final long LEASE_TIMEOUT_MS_MIN = 100;
-  public static final long LEASE_TIMEOUT_MS_MAX = 86_400_000;
-
-  private static final Pattern ID = Pattern.compile("[A-Za-z0-9._-]{1,128}");
+  public static final int BLOCK_ROWS_DEFAULT = JobSpec.BLOCK_ROWS_DEFAULT;
+  public static final int BLOCK_ROWS_MAX = JobSpec.MAX_BATCH_ROWS;
+  public static final int WINDOW_BLOCKS_DEFAULT = JobSpec.WINDOW_BLOCKS_DEFAULT;
+  public static final int WINDOW_BLOCKS_MAX = JobSpec.MAX_WINDOW_BLOCKS;
+  public static final long LEASE_TIMEOUT_MS_DEFAULT = JobSpec.LEASE_TIMEOUT_MILLIS_DEFAULT;
+  public static final long LEASE_TIMEOUT_MS_MIN = JobSpec.MIN_LEASE_TIMEOUT_MILLIS;
+  public static final long LEASE_TIMEOUT_MS_MAX = JobSpec.MAX_LEASE_TIMEOUT_MILLIS;
 
   private final String job;
   private final String dataset;
@@ -271,14 +271,9 @@ public final class JobOptions {
     private Boolean pinLayout;
 
     private Builder(String job, String dataset, int batchRows) {
-      Preconditions.checkArgument(
-          job != null && ID.matcher(job).matches(),
-          "Invalid job id: '%s' (1-128 of letters, digits, '.', '_', '-')",
-          job);
-      Preconditions.checkArgument(
-          dataset != null && ID.matcher(dataset).matches(),
-          "Invalid dataset name: '%s' (1-128 of letters, digits, '.', '_', '-')",
-          dataset);
+      // The same checks the node makes when it reads the request.
+      JobSpec.checkId(job);
+      DatasetSpec.checkName(dataset);
       Preconditions.checkArgument(
           batchRows >= 1 && batchRows <= BATCH_ROWS_MAX,
           "Invalid batch_rows: %s (must be in 1..%s)",
