@@ -1377,7 +1377,7 @@ def parse_args(argv: Sequence[str]):
 
 
 def check_build() -> None:
-    missing = [p for p in ("cluster/target/runtime-classpath.txt", "cluster/target/classes",
+    missing = [p for p in ("tools/target/runtime-classpath.txt", "tools/target/classes", "cluster/target/classes",
                            "flight-gateway/target/classes", "actors/target/classes") if not (ROOT / p).exists()]
     if missing:
         raise SystemExit(f"bench-readers: the Java build is missing ({', '.join(missing)}): "

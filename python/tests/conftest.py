@@ -47,8 +47,8 @@ def free_port() -> int:
 
 @pytest.fixture(scope="session")
 def classpath() -> str:
-    runtime = ROOT / "cluster" / "target" / "runtime-classpath.txt"
-    modules = [ROOT / m / "target" / "classes" for m in ("cluster", "flight-gateway", "actors", "client", "protocol", "core")]
+    runtime = ROOT / "tools" / "target" / "runtime-classpath.txt"
+    modules = [ROOT / m / "target" / "classes" for m in ("tools", "cluster", "flight-gateway", "actors", "client", "protocol", "core")]
     missing = [str(p) for p in [runtime, *modules] if not p.exists()]
     if missing:
         pytest.fail(
