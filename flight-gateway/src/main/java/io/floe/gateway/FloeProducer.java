@@ -214,9 +214,9 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
         JobRequests.AckRequest ack = reading(() -> JobRequests.AckRequest.parse(action.getBody()));
         return jobs.ack(ack.job(), ack.epoch(), ack.lease(), ack.worker())
             .thenApply(
-                reply -> {
+                outcome -> {
                   ObjectNode node = Json.object();
-                  node.put("status", reply.outcome());
+                  node.put("status", outcome.wireName());
                   return Json.bytes(node);
                 });
       default:
@@ -310,17 +310,17 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
 
   private static ObjectNode leaseJson(long epoch, JobEntity.LeaseReply reply) {
     ObjectNode node = Json.object();
-    if (reply.lease() != null) {
+    if (reply instanceof JobEntity.LeaseReply.Leased leased) {
       node.put("status", "leased");
-      node.put("lease", reply.lease());
+      node.put("lease", leased.lease());
       node.put("epoch", epoch);
-      node.put("batch", reply.batch());
-      node.put("rows", reply.rows());
-    } else if (reply.done()) {
-      node.put("status", "done");
-    } else {
+      node.put("batch", leased.batch());
+      node.put("rows", leased.rows());
+    } else if (reply instanceof JobEntity.LeaseReply.Wait wait) {
       node.put("status", "wait");
-      node.put("retry_ms", reply.retryMillis());
+      node.put("retry_ms", wait.retryMillis());
+    } else {
+      node.put("status", "done");
     }
     return node;
   }

@@ -1,6 +1,5 @@
 package io.floe.gateway;
 
-import io.floe.dataset.Failure;
 import io.floe.job.JobSpec;
 import io.floe.job.JobStatus;
 import io.floe.job.PinnedLayout;
@@ -45,28 +44,38 @@ final class JobQueries {
         .thenApply(JobQueries::statusOrThrow);
   }
 
+  /** A lease, a wait or the epoch's end; a refusal is thrown as its error. */
   CompletionStage<JobEntity.LeaseReply> lease(String id, long epoch, String worker) {
     return job(id)
         .<JobEntity.LeaseReply>ask(
             replyTo -> new JobEntity.Lease(epoch, worker, replyTo), settings.askTimeout())
-        .thenApply(reply -> throwIf(reply.failure(), reply));
+        .thenApply(
+            reply -> {
+              if (reply instanceof JobEntity.LeaseReply.Refused refused) {
+                throw FlightErrors.of(refused.failure());
+              }
+              return reply;
+            });
   }
 
-  CompletionStage<JobEntity.AckReply> ack(String id, long epoch, String lease, String worker) {
+  CompletionStage<JobEntity.AckReply.Outcome> ack(
+      String id, long epoch, String lease, String worker) {
     return job(id)
         .<JobEntity.AckReply>ask(
             replyTo -> new JobEntity.Ack(epoch, lease, worker, replyTo), settings.askTimeout())
-        .thenApply(reply -> throwIf(reply.failure(), reply));
+        .thenApply(
+            reply -> {
+              if (reply instanceof JobEntity.AckReply.Refused refused) {
+                throw FlightErrors.of(refused.failure());
+              }
+              return ((JobEntity.AckReply.Answered) reply).outcome();
+            });
   }
 
   private static JobStatus statusOrThrow(JobEntity.JobReply reply) {
-    return throwIf(reply.failure(), reply).status();
-  }
-
-  private static <T> T throwIf(Failure failure, T reply) {
-    if (failure != null) {
-      throw FlightErrors.of(failure);
+    if (reply instanceof JobEntity.JobReply.Refused refused) {
+      throw FlightErrors.of(refused.failure());
     }
-    return reply;
+    return ((JobEntity.JobReply.Found) reply).status();
   }
 }

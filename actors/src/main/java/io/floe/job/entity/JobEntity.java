@@ -111,18 +111,45 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
   private record RecordWritten(boolean ok, List<Runnable> replies) implements Command {}
 
   /** A job's status, or why the request failed. */
-  public record JobReply(JobStatus status, Failure failure) implements CborSerializable {}
+  public sealed interface JobReply extends CborSerializable {
+    record Found(JobStatus status) implements JobReply {}
 
-  /**
-   * A lease of global batch {@code batch}; or {@code done}; or neither: ask again after {@code
-   * retryMillis}.
-   */
-  public record LeaseReply(
-      String lease, long batch, long rows, long retryMillis, boolean done, Failure failure)
-      implements CborSerializable {}
+    record Refused(Failure failure) implements JobReply {}
+  }
 
-  /** {@code acknowledged}, {@code expired} or {@code duplicate}; or why the ack failed. */
-  public record AckReply(String outcome, Failure failure) implements CborSerializable {}
+  /** What a dynamic-mode worker gets when it asks for a batch. */
+  public sealed interface LeaseReply extends CborSerializable {
+    /** Global batch {@code batch} of {@code rows} rows, held as lease {@code lease}. */
+    record Leased(String lease, long batch, long rows) implements LeaseReply {}
+
+    /** Every batch is leased, some not yet acknowledged: ask again after {@code retryMillis}. */
+    record Wait(long retryMillis) implements LeaseReply {}
+
+    /** Every batch of epoch {@code epoch} is acknowledged. */
+    record Done(long epoch) implements LeaseReply {}
+
+    record Refused(Failure failure) implements LeaseReply {}
+  }
+
+  /** How an acknowledgement was taken, or why it was refused. */
+  public sealed interface AckReply extends CborSerializable {
+    enum Outcome {
+      /** Counted now (written to a majority before this answer). */
+      ACKNOWLEDGED,
+      /** The lease had expired and its batch went to another worker; not counted. */
+      EXPIRED,
+      /** The batch was acknowledged already; not counted again. */
+      DUPLICATE;
+
+      public String wireName() {
+        return name().toLowerCase(java.util.Locale.ROOT);
+      }
+    }
+
+    record Answered(Outcome outcome) implements AckReply {}
+
+    record Refused(Failure failure) implements AckReply {}
+  }
 
   public static void init(ActorSystem<?> system) {
     // Start this node's replicator now: it is created lazily (see DatasetEntity.init).
@@ -282,8 +309,7 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
       register
           .replyTo()
           .tell(
-              new JobReply(
-                  null,
+              new JobReply.Refused(
                   new Failure(
                       FailureKind.ALREADY_EXISTS,
                       String.format(
@@ -292,7 +318,7 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
                           jobId, describe(spec), layout.fingerprint()))));
       return this;
     }
-    register.replyTo().tell(new JobReply(status(null), null));
+    register.replyTo().tell(new JobReply.Found(status(null)));
     return this;
   }
 
@@ -314,7 +340,7 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
 
   private Behavior<Command> onGet(GetJob get) {
     if (spec == null) {
-      get.replyTo().tell(new JobReply(null, unknown()));
+      get.replyTo().tell(new JobReply.Refused(unknown()));
       return passivate();
     }
     if (get.epoch() != null && mustBind(get.epoch())) {
@@ -323,7 +349,7 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
       }
       bind(get.epoch(), null);
     }
-    get.replyTo().tell(new JobReply(status(get.epoch()), null));
+    get.replyTo().tell(new JobReply.Found(status(get.epoch())));
     return this;
   }
 
@@ -426,10 +452,10 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
 
   private Behavior<Command> onDrop(DropJob drop) {
     if (spec == null) {
-      drop.replyTo().tell(new JobReply(null, unknown()));
+      drop.replyTo().tell(new JobReply.Refused(unknown()));
       return passivate();
     }
-    JobReply last = new JobReply(status(null), null);
+    JobReply last = new JobReply.Found(status(null));
     ClusterSharding.get(getContext().getSystem())
         .entityRefFor(DatasetEntity.TYPE_KEY, spec.dataset())
         .tell(new DatasetEntity.Unhold(jobId));
@@ -449,7 +475,7 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
   private Behavior<Command> onLease(Lease lease) {
     Failure refused = checkDynamic(lease.epoch());
     if (refused != null) {
-      lease.replyTo().tell(new LeaseReply(null, -1, 0, 0, false, refused));
+      lease.replyTo().tell(new LeaseReply.Refused(refused));
       return this;
     }
     if (mustBind(lease.epoch())) {
@@ -459,27 +485,26 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
       bind(lease.epoch(), null);
     }
     EpochLeases.Grant grant = book(lease.epoch()).lease(lease.worker(), now());
-    lease
-        .replyTo()
-        .tell(
-            new LeaseReply(
-                grant.lease(),
-                grant.batch(),
-                grant.lease() == null ? 0 : spec.batchRows(),
-                grant.retryMillis(),
-                grant.done(),
-                null));
+    LeaseReply reply;
+    if (grant.lease() != null) {
+      reply = new LeaseReply.Leased(grant.lease(), grant.batch(), spec.batchRows());
+    } else if (grant.done()) {
+      reply = new LeaseReply.Done(lease.epoch());
+    } else {
+      reply = new LeaseReply.Wait(grant.retryMillis());
+    }
+    lease.replyTo().tell(reply);
     return this;
   }
 
   private static AckReply notFound(String message) {
-    return new AckReply(null, new Failure(FailureKind.LEASE_NOT_FOUND, message));
+    return new AckReply.Refused(new Failure(FailureKind.LEASE_NOT_FOUND, message));
   }
 
   private Behavior<Command> onAck(Ack ack) {
     Failure refused = checkDynamic(ack.epoch());
     if (refused != null) {
-      ack.replyTo().tell(new AckReply(null, refused));
+      ack.replyTo().tell(new AckReply.Refused(refused));
       return this;
     }
     if (!epochs.containsKey(ack.epoch()) && epochs.size() >= EPOCHS_KEPT) {
@@ -493,7 +518,7 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
     EpochLeases.AckOutcome outcome = book(ack.epoch()).ack(ack.lease(), now());
     if (outcome == EpochLeases.AckOutcome.ACKNOWLEDGED) {
       // Answered once a majority holds it, so that it survives this node.
-      unwritten.add(() -> ack.replyTo().tell(new AckReply("acknowledged", null)));
+      unwritten.add(() -> ack.replyTo().tell(new AckReply.Answered(AckReply.Outcome.ACKNOWLEDGED)));
     } else if (outcome == EpochLeases.AckOutcome.UNKNOWN) {
       ack.replyTo()
           .tell(
@@ -502,7 +527,12 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
                       "Job '%s' issued no lease '%s' in epoch %d",
                       jobId, ack.lease(), ack.epoch())));
     } else {
-      ack.replyTo().tell(new AckReply(outcome.name().toLowerCase(java.util.Locale.ROOT), null));
+      ack.replyTo()
+          .tell(
+              new AckReply.Answered(
+                  outcome == EpochLeases.AckOutcome.EXPIRED
+                      ? AckReply.Outcome.EXPIRED
+                      : AckReply.Outcome.DUPLICATE));
     }
     return this;
   }
