@@ -145,7 +145,21 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
   private record AskMissing() implements Command {}
 
   /** The answer to a load: the status so far, or why the load was refused or failed. */
-  public record LoadReply(DatasetStatus status, Failure failure) implements CborSerializable {}
+  public sealed interface LoadReply extends CborSerializable {
+    /** The dataset's status after the request. */
+    DatasetStatus status();
+
+    /** Taken (or already done): the status says how far the dataset is. */
+    record Answered(DatasetStatus status) implements LoadReply {}
+
+    /** Refused or failed, and why; the status is the dataset's as it stays. */
+    record Refused(DatasetStatus status, Failure failure) implements LoadReply {}
+
+    /** Refused when {@code failure} says why, else answered. */
+    static LoadReply of(DatasetStatus status, Failure failure) {
+      return failure == null ? new Answered(status) : new Refused(status, failure);
+    }
+  }
 
   /** The layout of a READY (or DEGRADED) dataset, or its status when it has none. */
   public record LayoutReply(DatasetLayout layout, DatasetStatus status)
@@ -348,7 +362,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
                   + " drop it first or choose another name",
               name, spec.table());
       load.replyTo()
-          .tell(new LoadReply(status(), new Failure(FailureKind.ALREADY_EXISTS, message)));
+          .tell(new LoadReply.Refused(status(), new Failure(FailureKind.ALREADY_EXISTS, message)));
       return this;
     }
     if (load.untilReady() && (state == DatasetState.PLANNING || state == DatasetState.LOADING)) {
@@ -356,7 +370,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     } else if (state == DatasetState.PLANNING) {
       waitingForPlan.add(load.replyTo());
     } else {
-      load.replyTo().tell(new LoadReply(status(), failure));
+      load.replyTo().tell(LoadReply.of(status(), failure));
     }
     return this;
   }
@@ -418,7 +432,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
       request
           .replyTo()
           .tell(
-              new LoadReply(
+              new LoadReply.Refused(
                   status(),
                   new Failure(
                       FailureKind.DATASET_NOT_FOUND,
@@ -434,12 +448,12 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
               name, spec.table());
       request
           .replyTo()
-          .tell(new LoadReply(status(), new Failure(FailureKind.ALREADY_EXISTS, message)));
+          .tell(new LoadReply.Refused(status(), new Failure(FailureKind.ALREADY_EXISTS, message)));
       return this;
     }
     if (state != DatasetState.READY && state != DatasetState.DEGRADED) {
       // The gateway tells the caller the dataset is not ready (or why it failed).
-      request.replyTo().tell(new LoadReply(status(), failure));
+      request.replyTo().tell(LoadReply.of(status(), failure));
       return this;
     }
     if (next == null && (refresh == null || !RefreshReport.RUNNING.equals(refresh.state()))) {
@@ -452,7 +466,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     if (request.untilDone()) {
       waitingForRefresh.add(request.replyTo());
     } else {
-      request.replyTo().tell(new LoadReply(status(), null));
+      request.replyTo().tell(new LoadReply.Answered(status()));
     }
     return this;
   }
@@ -556,7 +570,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
 
   private void finishRefresh(RefreshReport report) {
     refresh = report;
-    LoadReply reply = new LoadReply(status(), null);
+    LoadReply reply = new LoadReply.Answered(status());
     waitingForRefresh.forEach(w -> w.tell(reply));
     waitingForRefresh.clear();
   }
@@ -892,7 +906,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
   }
 
   private void reply(List<ActorRef<LoadReply>> waiters) {
-    LoadReply reply = new LoadReply(status(), failure);
+    LoadReply reply = LoadReply.of(status(), failure);
     waiters.forEach(w -> w.tell(reply));
     waiters.clear();
   }

@@ -241,8 +241,8 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
   }
 
   private byte[] loaded(DatasetEntity.LoadReply reply) {
-    if (reply.failure() != null) {
-      throw FlightErrors.of(reply.failure());
+    if (reply instanceof DatasetEntity.LoadReply.Refused refused) {
+      throw FlightErrors.of(refused.failure());
     }
     return Json.bytes(StatusJson.of(reply.status()));
   }
@@ -252,8 +252,8 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
    * for a caller that waited, of the refresh itself.
    */
   private byte[] refreshed(DatasetEntity.LoadReply reply, boolean waited) {
-    if (reply.failure() != null) {
-      throw FlightErrors.of(reply.failure());
+    if (reply instanceof DatasetEntity.LoadReply.Refused refused) {
+      throw FlightErrors.of(refused.failure());
     }
     DatasetStatus status = reply.status();
     if (status.state() != DatasetState.READY && status.state() != DatasetState.DEGRADED) {
