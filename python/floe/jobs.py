@@ -480,13 +480,28 @@ def read_dynamic(
 def acknowledge(client, lease: Lease) -> Dict[str, Any]:
     """Acknowledges ``lease`` and answers the server's answer (``status`` is ``acknowledged``,
     ``expired`` or ``duplicate``). An expired or duplicate answer, or a lease the server no longer
-    knows, is logged, not raised: the server still counts every batch of the epoch once."""
-    try:
-        answer = client.ack(lease.job, lease.epoch, lease.id, lease.worker)
-    except NotFound as e:
-        LOG.warning("Lease %s of batch %d (job '%s', epoch %d) is unknown to the server: %s",
-                    lease.id, lease.batch, lease.job, lease.epoch, e)
-        return {"status": "unknown", "error": str(e)}
+    knows, is logged, not raised: the server still counts every batch of the epoch once.
+
+    A failure a retry can cure (the job's node died, the cluster did not answer in time) is tried
+    again with back-off for up to the client's ``patience``: a data node's loss must not reach the
+    training loop. Sending an acknowledgement twice is harmless (the second is a duplicate)."""
+    deadline = time.monotonic() + getattr(client, "patience", 60.0)
+    attempt = 0
+    while True:
+        try:
+            answer = client.ack(lease.job, lease.epoch, lease.id, lease.worker)
+            break
+        except NotFound as e:
+            LOG.warning("Lease %s of batch %d (job '%s', epoch %d) is unknown to the server: %s",
+                        lease.id, lease.batch, lease.job, lease.epoch, e)
+            return {"status": "unknown", "error": str(e)}
+        except FloeError as e:
+            delay = backoff(attempt)
+            if not is_retryable(e) or time.monotonic() + delay > deadline:
+                raise
+            LOG.info("Acknowledging lease %s of job '%s' failed (%s); trying again", lease.id, lease.job, e)
+            time.sleep(delay)
+            attempt += 1
     status = answer.get("status")
     if status != "acknowledged":
         LOG.warning("Lease %s of batch %d (job '%s', epoch %d) acknowledged as %s",
