@@ -55,6 +55,14 @@ public final class EpochLeases {
   /** Leases issued before this book was restored are unknown to it; their ids are accepted. */
   private final boolean restored;
 
+  /**
+   * This book's mark in the ids of the leases it issues. A book restored after its entity moved
+   * counts attempts from 1 again; without the mark, its first lease of a batch would carry the id
+   * of the previous book's lease of that batch, and both holders' acknowledgements would count.
+   */
+  private final String book =
+      Integer.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextInt());
+
   public EpochLeases(long epoch, EpochShape shape, long timeoutMillis, JobCounters counters) {
     this(epoch, shape, timeoutMillis, counters, null, java.util.List.of());
   }
@@ -110,7 +118,7 @@ public final class EpochLeases {
     Long batch = pending.pollFirst();
     if (batch != null) {
       int attempt = ++attempts[batch.intValue()];
-      String id = epoch + ":" + batch + ":" + attempt;
+      String id = epoch + ":" + batch + ":" + attempt + ":" + book;
       active.put(id, new Lease(batch, worker, now + timeoutMillis));
       leasedBatch.put(batch, id);
       counters.leased(shape.batchRows());
@@ -167,19 +175,20 @@ public final class EpochLeases {
   /** The batch a lease id names, if this epoch issued it; else -1. */
   private long batchOf(String leaseId) {
     String[] parts = leaseId.split(":", -1);
-    if (parts.length != 3) {
+    if (parts.length != 4) {
       return -1;
     }
     try {
       long leaseEpoch = Long.parseLong(parts[0]);
       long batch = Long.parseLong(parts[1]);
       int attempt = Integer.parseInt(parts[2]);
+      boolean ours = book.equals(parts[3]);
       boolean issued =
           leaseEpoch == epoch
               && 0 <= batch
               && batch < attempts.length
               && 1 <= attempt
-              && (restored || attempt <= attempts[(int) batch]);
+              && (ours ? attempt <= attempts[(int) batch] : restored);
       return issued ? batch : -1;
     } catch (NumberFormatException e) {
       return -1;

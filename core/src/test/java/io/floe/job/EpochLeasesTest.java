@@ -15,17 +15,19 @@ class EpochLeasesTest {
 
   @Test
   void handsOutEveryBatchThenWaitsThenIsDone() {
+    String[] ids = new String[10];
     for (int k = 0; k < 10; k++) {
       EpochLeases.Grant grant = leases.lease("w", 0);
       assertThat(grant.batch()).isEqualTo(k);
-      assertThat(grant.lease()).isEqualTo("0:" + k + ":1");
+      assertThat(grant.lease()).startsWith("0:" + k + ":1:");
+      ids[k] = grant.lease();
     }
     EpochLeases.Grant wait = leases.lease("w", 10);
     assertThat(wait.lease()).isNull();
     assertThat(wait.done()).isFalse();
     assertThat(wait.retryMillis()).isBetween(1L, EpochLeases.MAX_RETRY_MILLIS);
     for (int k = 0; k < 10; k++) {
-      assertThat(leases.ack("0:" + k + ":1", 20)).isEqualTo(EpochLeases.AckOutcome.ACKNOWLEDGED);
+      assertThat(leases.ack(ids[k], 20)).isEqualTo(EpochLeases.AckOutcome.ACKNOWLEDGED);
     }
     assertThat(leases.lease("w", 30).done()).isTrue();
     assertThat(counters.rowsAcknowledged()).isEqualTo(1000);
@@ -37,7 +39,7 @@ class EpochLeasesTest {
     EpochLeases.Grant lost = leases.lease("quiet", 0);
     EpochLeases.Grant next = leases.lease("busy", TIMEOUT + 1);
     assertThat(next.batch()).isEqualTo(lost.batch());
-    assertThat(next.lease()).isEqualTo("0:0:2");
+    assertThat(next.lease()).startsWith("0:0:2:");
     assertThat(counters.rowsReissued()).isEqualTo(100);
     // The quiet worker comes back: its batch belongs to the busy one now.
     assertThat(leases.ack(lost.lease(), TIMEOUT + 2)).isEqualTo(EpochLeases.AckOutcome.EXPIRED);
@@ -58,11 +60,38 @@ class EpochLeasesTest {
 
   @Test
   void unknownLeasesAreRefused() {
-    leases.lease("w", 0);
-    assertThat(leases.ack("0:0:2", 1)).isEqualTo(EpochLeases.AckOutcome.UNKNOWN);
-    assertThat(leases.ack("1:0:1", 1)).isEqualTo(EpochLeases.AckOutcome.UNKNOWN);
-    assertThat(leases.ack("0:99:1", 1)).isEqualTo(EpochLeases.AckOutcome.UNKNOWN);
+    String issued = leases.lease("w", 0).lease();
+    String book = issued.substring(issued.lastIndexOf(':') + 1);
+    assertThat(leases.ack("0:0:2:" + book, 1)).isEqualTo(EpochLeases.AckOutcome.UNKNOWN);
+    assertThat(leases.ack("1:0:1:" + book, 1)).isEqualTo(EpochLeases.AckOutcome.UNKNOWN);
+    assertThat(leases.ack("0:99:1:" + book, 1)).isEqualTo(EpochLeases.AckOutcome.UNKNOWN);
+    assertThat(leases.ack("0:0:1:another", 1)).isEqualTo(EpochLeases.AckOutcome.UNKNOWN);
+    assertThat(leases.ack("0:0:1", 1)).isEqualTo(EpochLeases.AckOutcome.UNKNOWN);
     assertThat(leases.ack("forged", 1)).isEqualTo(EpochLeases.AckOutcome.UNKNOWN);
+  }
+
+  @Test
+  void aBatchLeasedBeforeAndAfterAMoveCountsOnce() {
+    // The old book leased batch 0 to A; the entity moved before A acknowledged.
+    EpochLeases.Grant beforeMove = leases.lease("A", 0);
+    JobCounters fresh = new JobCounters();
+    EpochLeases restored =
+        new EpochLeases(
+            0,
+            new EpochShape(1000, 100, TailPolicy.DROP),
+            TIMEOUT,
+            fresh,
+            leases.acknowledgedWords(),
+            leases.recentAcks());
+    // The restored book does not know A's lease and hands batch 0 to B: another id.
+    EpochLeases.Grant afterMove = restored.lease("B", 1);
+    assertThat(afterMove.batch()).isEqualTo(beforeMove.batch());
+    assertThat(afterMove.lease()).isNotEqualTo(beforeMove.lease());
+    // Whichever acknowledges, the batch counts once.
+    assertThat(restored.ack(beforeMove.lease(), 2)).isEqualTo(EpochLeases.AckOutcome.EXPIRED);
+    assertThat(restored.ack(afterMove.lease(), 3)).isEqualTo(EpochLeases.AckOutcome.ACKNOWLEDGED);
+    assertThat(restored.ack(beforeMove.lease(), 4)).isEqualTo(EpochLeases.AckOutcome.DUPLICATE);
+    assertThat(fresh.rowsAcknowledged()).isEqualTo(100);
   }
 
   @Test
