@@ -14,6 +14,7 @@ import collections
 import datetime as _dt
 import json
 import logging
+import os
 import queue
 import threading
 import time
@@ -92,6 +93,10 @@ class FloeClient:
         bounds the memory a read holds ahead of its consumer.
     :param timeout: seconds for actions and planning calls (``None``: no limit). ``load`` with
         ``wait=True`` waits as long as the load takes unless this is set.
+    :param token: the bearer token sent with every call (``Authorization: Bearer <token>``);
+        defaults to the ``FLOE_TOKEN`` environment variable. Nodes without anonymous callers
+        refuse calls without a known token (:class:`~floe.errors.Unauthenticated`), and a reader's
+        token cannot load or drop (:class:`~floe.errors.Unauthorized`).
     """
 
     def __init__(
@@ -102,6 +107,7 @@ class FloeClient:
         prefetch: int = 2,
         queue_batches: int = 4,
         timeout: Optional[float] = None,
+        token: Optional[str] = None,
     ):
         if prefetch < 1:
             raise ValueError("prefetch must be at least 1")
@@ -112,6 +118,10 @@ class FloeClient:
         self.prefetch = prefetch
         self.queue_batches = queue_batches
         self.timeout = timeout
+        token = token if token is not None else os.environ.get("FLOE_TOKEN") or None
+        if token is not None and (not token.strip() or any(c.isspace() for c in token)):
+            raise ValueError("Invalid token: empty or with whitespace")
+        self._headers = [(b"authorization", b"Bearer " + token.encode("ascii"))] if token else None
         self._clients: Dict[str, fl.FlightClient] = {}
         self._nodes: Dict[str, None] = {self.address: None}  # every node seen, in order
         self._lock = threading.Lock()
@@ -156,8 +166,11 @@ class FloeClient:
         uri = _normalize(endpoint.locations[0])
         return planned_through if uri.startswith(_REUSE_CONNECTION) else uri
 
-    def _options(self) -> fl.FlightCallOptions:
-        return fl.FlightCallOptions(timeout=self.timeout) if self.timeout else fl.FlightCallOptions()
+    def _options(self, timeout: bool = True) -> fl.FlightCallOptions:
+        """Options for a call: the token's header, and the timeout of actions and plans."""
+        return fl.FlightCallOptions(
+            timeout=self.timeout if timeout and self.timeout else None, headers=self._headers
+        )
 
     def close(self) -> None:
         """Closes every connection the client opened."""
@@ -663,7 +676,7 @@ class _Fetch:
         """Streams the endpoint, skipping the rows already delivered and counting up what it
         delivers, so that progress survives a failure mid-stream."""
         uri = self.client._location_of(self.endpoint, self.planned_through)
-        reader = self.client._flight(uri).do_get(self.endpoint.ticket)
+        reader = self.client._flight(uri).do_get(self.endpoint.ticket, options=self.client._options(timeout=False))
         with self._lock:
             self._reader = reader
         try:

@@ -159,6 +159,8 @@ class Internal(FloeError):
 # again, with a back-off) can succeed without the caller changing anything.
 _CODES: Dict[str, Tuple[Type[FloeError], bool]] = {
     "INVALID_REQUEST": (InvalidRequest, False),
+    "UNAUTHENTICATED": (Unauthenticated, False),
+    "PERMISSION_DENIED": (Unauthorized, False),
     "TICKET_INVALID": (Unauthenticated, False),
     "DATASET_NOT_FOUND": (DatasetNotFound, False),
     "DATASET_NOT_READY": (NotReady, True),

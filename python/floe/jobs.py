@@ -345,7 +345,7 @@ class _ChunkFetcher:
         batches: List[pa.RecordBatch] = []
         reader = None
         try:
-            reader = self.client._flight(uri).do_get(endpoint.ticket)
+            reader = self.client._flight(uri).do_get(endpoint.ticket, options=self.client._options(timeout=False))
             attempt.track(reader)
             while True:
                 if attempt.stopped():

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from floe import FloeClient, FloeError
+from floe.errors import Unauthenticated
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = 200_000
@@ -78,6 +79,7 @@ class Node:
             "-Dfloe.load.slice-target-size=1MiB",
             # Nodes of one test cluster share the secret that signs tickets.
             "-Dfloe.security.ticket-secret=python-tests-ticket-secret-0123456789",
+            *(() if "floe.security.auth.tokens-file" in (settings or {}) else ("-Dfloe.security.auth.anonymous=operator",)),
             *(f"-D{k}={v}" for k, v in (settings or {}).items()),
             "-cp",
             classpath,
@@ -110,6 +112,8 @@ class Node:
                 try:
                     client.list()
                     return
+                except Unauthenticated:
+                    return  # it answers, and wants a token: serving
                 except FloeError as e:
                     last = e
                     time.sleep(0.5)

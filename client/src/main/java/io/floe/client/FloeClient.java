@@ -40,15 +40,25 @@ public final class FloeClient implements AutoCloseable {
   private final BufferAllocator allocator;
   private final Location entry;
   private final Map<Location, FlightClient> clients = new ConcurrentHashMap<>();
+  private final BearerToken token;
 
-  private FloeClient(BufferAllocator allocator, Location entry) {
+  private FloeClient(BufferAllocator allocator, Location entry, BearerToken token) {
     this.allocator = allocator;
     this.entry = entry;
+    this.token = token;
   }
 
-  /** A client that plans through {@code entry}; the allocator receives the batches read. */
+  /**
+   * A client that plans through {@code entry}, sending no token (for nodes that let anonymous
+   * callers in); the allocator receives the batches read.
+   */
   public static FloeClient connect(BufferAllocator allocator, Location entry) {
-    return new FloeClient(allocator, entry);
+    return new FloeClient(allocator, entry, null);
+  }
+
+  /** A client that sends {@code token} as its bearer token with every call, to every node. */
+  public static FloeClient connect(BufferAllocator allocator, Location entry, String token) {
+    return new FloeClient(allocator, entry, new BearerToken(token));
   }
 
   private FlightClient client(Location location) {
@@ -86,15 +96,22 @@ public final class FloeClient implements AutoCloseable {
   private FlightClient open(Location location) {
     java.net.URI uri = location.getUri();
     if (!"grpc+tcp".equals(uri.getScheme()) && !"grpc".equals(uri.getScheme())) {
-      return FlightClient.builder(allocator, location).build();
+      FlightClient.Builder builder = FlightClient.builder(allocator, location);
+      if (token != null) {
+        builder.intercept(token);
+      }
+      return builder.build();
     }
-    io.grpc.ManagedChannel channel =
+    io.grpc.netty.NettyChannelBuilder builder =
         io.grpc.netty.NettyChannelBuilder.forAddress(uri.getHost(), uri.getPort())
             .usePlaintext()
             .directExecutor()
             .flowControlWindow(FLOW_CONTROL_WINDOW)
-            .maxInboundMessageSize(Integer.MAX_VALUE)
-            .build();
+            .maxInboundMessageSize(Integer.MAX_VALUE);
+    if (token != null) {
+      builder.intercept(token);
+    }
+    io.grpc.ManagedChannel channel = builder.build();
     return org.apache.arrow.flight.FlightGrpcUtils.createFlightClient(allocator, channel);
   }
 

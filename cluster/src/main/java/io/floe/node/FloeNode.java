@@ -1,6 +1,7 @@
 package io.floe.node;
 
 import com.typesafe.config.Config;
+import io.floe.auth.BearerAuthenticator;
 import io.floe.dataset.DatasetEntity;
 import io.floe.gateway.DatasetQueries;
 import io.floe.gateway.FloeFlightServer;
@@ -83,7 +84,10 @@ public final class FloeNode implements AutoCloseable {
               flightAllocator,
               forwarding,
               new FloeFlightServer.Settings(
-                  bind, BACKPRESSURE_THRESHOLD_BYTES, settings.stallTimeout()));
+                  bind,
+                  BACKPRESSURE_THRESHOLD_BYTES,
+                  settings.stallTimeout(),
+                  new BearerAuthenticator(settings.auth())));
       GatewaySettings gatewaySettings = settings.gateway(bound.port());
       resources.advertise(gatewaySettings.advertised().getUri().toString());
 

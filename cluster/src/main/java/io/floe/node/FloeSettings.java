@@ -1,6 +1,7 @@
 package io.floe.node;
 
 import com.typesafe.config.Config;
+import io.floe.auth.AuthSettings;
 import io.floe.gateway.GatewaySettings;
 import io.floe.table.CatalogSettings;
 import io.floe.table.StorageSettings;
@@ -34,7 +35,8 @@ public record FloeSettings(
     boolean managementEnabled,
     boolean kubernetesDiscovery,
     String ticketSecret,
-    Duration ticketTtl) {
+    Duration ticketTtl,
+    AuthSettings auth) {
 
   public static FloeSettings fromConfig(Config root) {
     return fromConfig(root, System.getenv());
@@ -66,7 +68,10 @@ public record FloeSettings(
         floe.getBoolean("management.enabled"),
         discovery(floe.getString("cluster.discovery")),
         floe.getString("security.ticket-secret"),
-        floe.getDuration("security.ticket-ttl"));
+        floe.getDuration("security.ticket-ttl"),
+        AuthSettings.of(
+            floe.getString("security.auth.tokens-file"),
+            floe.getString("security.auth.anonymous")));
   }
 
   private static boolean discovery(String method) {

@@ -1,5 +1,7 @@
 package io.floe.gateway;
 
+import io.floe.auth.Permissions;
+import io.floe.auth.Role;
 import io.grpc.BindableService;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerInterceptors;
@@ -25,9 +27,13 @@ import org.apache.arrow.flight.FlightGrpcUtils;
 import org.apache.arrow.flight.FlightProducer;
 import org.apache.arrow.flight.FlightServer;
 import org.apache.arrow.flight.Location;
+import org.apache.arrow.flight.RequestContext;
 import org.apache.arrow.flight.Ticket;
 import org.apache.arrow.flight.auth.ServerAuthHandler;
 import org.apache.arrow.flight.auth.ServerAuthInterceptor;
+import org.apache.arrow.flight.auth2.Auth2Constants;
+import org.apache.arrow.flight.auth2.CallHeaderAuthenticator;
+import org.apache.arrow.flight.grpc.RequestContextAdapter;
 import org.apache.arrow.flight.grpc.ServerBackpressureThresholdInterceptor;
 import org.apache.arrow.flight.grpc.StatusUtils;
 import org.apache.arrow.flight.impl.Flight;
@@ -62,9 +68,14 @@ public final class FloeFlightServer implements AutoCloseable {
       Location location,
       int backpressureThresholdBytes,
       Duration stallTimeout,
+      CallHeaderAuthenticator authenticator,
       Consumer<FlightServer.Builder> customizer) {
-    public Settings(Location location, int backpressureThresholdBytes, Duration stallTimeout) {
-      this(location, backpressureThresholdBytes, stallTimeout, builder -> {});
+    public Settings(
+        Location location,
+        int backpressureThresholdBytes,
+        Duration stallTimeout,
+        CallHeaderAuthenticator authenticator) {
+      this(location, backpressureThresholdBytes, stallTimeout, authenticator, builder -> {});
     }
   }
 
@@ -90,6 +101,8 @@ public final class FloeFlightServer implements AutoCloseable {
           FlightServer.builder(allocator, settings.location(), producer)
               .executor(executor)
               .backpressureThreshold(settings.backpressureThresholdBytes())
+              // A middleware: it runs for every method of the server, Floe's DoGet included.
+              .headerAuthenticator(settings.authenticator())
               .transportHint(
                   "grpc.builderConsumer",
                   (Consumer<NettyServerBuilder>) grpc -> grpc.addService(service));
@@ -178,6 +191,12 @@ public final class FloeFlightServer implements AutoCloseable {
     public void invoke(Flight.Ticket request, StreamObserver<FlightFrame> observer) {
       BatchSource source;
       try {
+        // The same check as every other request's: the caller the auth middleware established.
+        RequestContext context = RequestContextAdapter.REQUEST_CONTEXT_KEY.get();
+        Permissions.check(
+            context == null ? null : context.get(Auth2Constants.PEER_IDENTITY_KEY),
+            Role.READER,
+            "Reading a ticket");
         source = streams.open(new Ticket(request.getTicket().toByteArray()));
       } catch (RuntimeException e) {
         observer.onError(StatusUtils.toGrpcException(FlightErrors.wrap(e)));

@@ -4,6 +4,8 @@ import static io.floe.protocol.InvalidRequestException.reading;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.auth.Permissions;
+import io.floe.auth.Role;
 import io.floe.dataset.DatasetEntity;
 import io.floe.dataset.DatasetLayout;
 import io.floe.dataset.DatasetState;
@@ -108,6 +110,12 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
 
   @Override
   public void listActions(CallContext context, StreamListener<ActionType> listener) {
+    try {
+      Permissions.check(context, Role.READER, "Listing actions");
+    } catch (RuntimeException e) {
+      listener.onError(e);
+      return;
+    }
     ACTIONS.forEach(listener::onNext);
     listener.onCompleted();
   }
@@ -116,6 +124,10 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
   public void doAction(CallContext context, Action action, StreamListener<Result> listener) {
     CompletionStage<byte[]> answer;
     try {
+      Permissions.check(
+          context,
+          Permissions.neededFor(action.getType()),
+          "Action '" + io.floe.util.Excerpt.of(action.getType()) + "'");
       answer = act(action);
     } catch (RuntimeException e) {
       listener.onError(failure(e));
@@ -329,6 +341,7 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
   public void listFlights(
       CallContext context, Criteria criteria, StreamListener<FlightInfo> listener) {
     try {
+      Permissions.check(context, Role.READER, "Listing flights");
       for (DatasetStatus status : await(datasets.list())) {
         if (status.state() == DatasetState.READY) {
           ReadRequest whole = ReadRequest.whole(status.name());
@@ -348,6 +361,7 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
   @Override
   public FlightInfo getFlightInfo(CallContext context, FlightDescriptor descriptor) {
     try {
+      Permissions.check(context, Role.READER, "Planning a read");
       if (descriptor.isCommand()) {
         ObjectNode command =
             reading(() -> Json.parseObject(descriptor.getCommand(), "flight descriptor command"));

@@ -62,7 +62,11 @@ class FloeFlightServerTest {
             root.newChildAllocator("flight", 0, Long.MAX_VALUE),
             streams,
             new FloeFlightServer.Settings(
-                Location.forGrpcInsecure("127.0.0.1", 0), 1 << 20, Duration.ofSeconds(2)));
+                Location.forGrpcInsecure("127.0.0.1", 0),
+                1 << 20,
+                Duration.ofSeconds(2),
+                new io.floe.auth.BearerAuthenticator(
+                    io.floe.auth.AuthSettings.anonymousOperator())));
     client =
         FlightClient.builder(root, Location.forGrpcInsecure("127.0.0.1", server.port())).build();
   }

@@ -24,6 +24,10 @@ import org.apache.arrow.flight.FlightRuntimeException;
 public enum ErrorCode {
   /** The request is malformed or names something invalid: a value, a column, a filter. */
   INVALID_REQUEST(Status.INVALID_ARGUMENT, false),
+  /** No bearer token, or one the node does not know, where the node requires one. */
+  UNAUTHENTICATED(Status.UNAUTHENTICATED, false),
+  /** The caller's role may not do this (the message names the role needed). */
+  PERMISSION_DENIED(Status.UNAUTHORIZED, false),
   /** A ticket that was not signed by this cluster, was altered or has expired. */
   TICKET_INVALID(Status.UNAUTHENTICATED, false),
   /** No dataset of that name (never loaded, dropped, or it was a typo). */

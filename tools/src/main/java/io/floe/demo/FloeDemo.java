@@ -61,6 +61,8 @@ public final class FloeDemo {
     Config config =
         ConfigFactory.parseString(
                 "floe.flight.port = 0\nfloe.management.enabled = false\n"
+                    // Local use on 127.0.0.1: callers need no token.
+                    + "floe.security.auth.anonymous = operator\n"
                     + "pekko.remote.artery.canonical.port = 0\n")
             .withFallback(ConfigFactory.load());
     try (FloeNode node = FloeNode.start(config);

@@ -19,6 +19,9 @@ import org.apache.arrow.flight.Location;
 public final class NodeProcess implements AutoCloseable {
   public static final String MANAGEMENT_PORT = "pekko.management.http.port";
 
+  /** The setting of the role of callers without a token. */
+  public static final String ANONYMOUS = "floe.security.auth.anonymous";
+
   private static final java.util.Set<Integer> HANDED_OUT =
       java.util.concurrent.ConcurrentHashMap.newKeySet();
 
@@ -82,6 +85,10 @@ public final class NodeProcess implements AutoCloseable {
     command.add("-XX:+UseSerialGC");
     command.add("-XX:TieredStopAtLevel=1");
     command.add("-Dfloe.flight.bind-host=127.0.0.1");
+    if (!settings.containsKey(ANONYMOUS) && !environment.containsKey("FLOE_AUTH_ANONYMOUS")) {
+      // Local clusters of the demo and tests: callers need no token unless a test says otherwise.
+      command.add("-D" + ANONYMOUS + "=operator");
+    }
     command.add("-Dfloe.flight.port=" + flightPort);
     command.add("-Dpekko.management.http.hostname=127.0.0.1");
     command.add("-Dpekko.management.http.port=" + managementPort);

@@ -1,0 +1,35 @@
+package io.floe.auth;
+
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.Optional;
+
+/**
+ * How a node authenticates callers: the token file, if any, and the role of callers without a
+ * token, if they are let in at all (only for local use: the demo, tests).
+ */
+public record AuthSettings(Optional<TokenFile> tokens, Optional<Role> anonymous) {
+  /** From settings: a token file path (empty for none) and {@code none}, reader or operator. */
+  public static AuthSettings of(String tokensFile, String anonymous) {
+    Optional<TokenFile> tokens =
+        tokensFile == null || tokensFile.isBlank()
+            ? Optional.empty()
+            : Optional.of(TokenFile.read(Path.of(tokensFile), Clock.systemUTC()));
+    Optional<Role> role =
+        anonymous == null || anonymous.isBlank() || anonymous.trim().equalsIgnoreCase("none")
+            ? Optional.empty()
+            : Optional.of(Role.parse(anonymous));
+    if (tokens.isEmpty() && role.isEmpty()) {
+      throw new IllegalArgumentException(
+          "No caller could reach this node: set floe.security.auth.tokens-file"
+              + " (FLOE_AUTH_TOKENS_FILE) or, for local use only, floe.security.auth.anonymous"
+              + " (FLOE_AUTH_ANONYMOUS=operator)");
+    }
+    return new AuthSettings(tokens, role);
+  }
+
+  /** Everyone is an operator: for tests of other things and the local demo. */
+  public static AuthSettings anonymousOperator() {
+    return new AuthSettings(Optional.empty(), Optional.of(Role.OPERATOR));
+  }
+}

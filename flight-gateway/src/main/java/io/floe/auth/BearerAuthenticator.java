@@ -1,0 +1,66 @@
+package io.floe.auth;
+
+import java.util.Optional;
+import org.apache.arrow.flight.CallHeaders;
+import org.apache.arrow.flight.auth2.Auth2Constants;
+import org.apache.arrow.flight.auth2.AuthUtilities;
+import org.apache.arrow.flight.auth2.CallHeaderAuthenticator;
+
+/**
+ * Authenticates every Flight call by its {@code Authorization: Bearer <token>} header against the
+ * node's {@link TokenFile}; a call without the header is the anonymous caller when settings allow
+ * one (local use), else refused. The caller becomes the call's peer identity ({@link Caller}).
+ *
+ * <p>A refused call is not failed here: Flight's middleware would send the refusal without its
+ * error code. Its identity says why instead, and {@link Permissions#check}, which every request
+ * handler calls first, answers UNAUTHENTICATED with the code.
+ */
+public final class BearerAuthenticator implements CallHeaderAuthenticator {
+  private final AuthSettings settings;
+
+  public BearerAuthenticator(AuthSettings settings) {
+    this.settings = settings;
+  }
+
+  @Override
+  public AuthResult authenticate(CallHeaders headers) {
+    String identity;
+    try {
+      identity = callerOf(headers).peerIdentity();
+    } catch (Refused refused) {
+      identity = Caller.refusedIdentity(refused.getMessage());
+    }
+    String peer = identity;
+    return () -> peer;
+  }
+
+  private static final class Refused extends RuntimeException {
+    Refused(String why) {
+      super(why, null, false, false);
+    }
+  }
+
+  private Caller callerOf(CallHeaders headers) {
+    String header = headers.get(Auth2Constants.AUTHORIZATION_HEADER);
+    if (header == null) {
+      return settings
+          .anonymous()
+          .map(role -> new Caller(Caller.ANONYMOUS, role))
+          .orElseThrow(
+              () ->
+                  refused(
+                      "This node needs a bearer token: send 'Authorization: Bearer <token>'"
+                          + " (the Python client's token= or FLOE_TOKEN)"));
+    }
+    String token = AuthUtilities.getValueFromAuthHeader(headers, Auth2Constants.BEARER_PREFIX);
+    if (token == null || token.isBlank()) {
+      throw refused("The Authorization header is not a bearer token ('Bearer <token>')");
+    }
+    Optional<Caller> caller = settings.tokens().flatMap(file -> file.caller(token.strip()));
+    return caller.orElseThrow(() -> refused("Unknown bearer token"));
+  }
+
+  private static Refused refused(String why) {
+    return new Refused(why);
+  }
+}

@@ -1,0 +1,49 @@
+package io.floe.auth;
+
+import io.floe.protocol.ErrorCode;
+import java.util.Set;
+import org.apache.arrow.flight.FlightProducer.CallContext;
+
+/**
+ * Which role each request needs: managing datasets (load, refresh, drop) is an operator's;
+ * planning, reading, training jobs and the status views are any authenticated caller's.
+ */
+public final class Permissions {
+  private static final Set<String> OPERATOR_ACTIONS = Set.of("load", "refresh", "drop");
+
+  private Permissions() {}
+
+  public static Role neededFor(String action) {
+    return OPERATOR_ACTIONS.contains(action) ? Role.OPERATOR : Role.READER;
+  }
+
+  /**
+   * The call's caller, if its role may do {@code what}.
+   *
+   * @throws RuntimeException UNAUTHENTICATED for a call the authenticator did not pass (none), or
+   *     PERMISSION_DENIED naming the role needed
+   */
+  public static Caller check(CallContext context, Role needed, String what) {
+    return check(context.peerIdentity(), needed, what);
+  }
+
+  /** As {@link #check(CallContext, Role, String)}, for a call's peer identity. */
+  public static Caller check(String peerIdentity, Role needed, String what) {
+    java.util.Optional<String> refusal = Caller.refusal(peerIdentity);
+    if (refusal.isPresent()) {
+      throw ErrorCode.UNAUTHENTICATED.exception(refusal.get(), null);
+    }
+    Caller caller = Caller.fromPeerIdentity(peerIdentity);
+    if (caller == null) {
+      throw ErrorCode.UNAUTHENTICATED.exception("The call carries no authenticated caller", null);
+    }
+    if (!caller.role().allows(needed)) {
+      throw ErrorCode.PERMISSION_DENIED.exception(
+          String.format(
+              "%s needs the %s role; '%s' is a %s",
+              what, needed.wireName(), caller.name(), caller.role().wireName()),
+          null);
+    }
+    return caller;
+  }
+}
