@@ -546,6 +546,7 @@ class FloeNode:
             FLOE_FLIGHT_ADVERTISED_HOST="127.0.0.1",
             FLOE_MANAGEMENT_ENABLED="false",
             FLOE_AUTH_ANONYMOUS="operator",  # local readers on 127.0.0.1 need no token
+            FLOE_ALLOWED_LOCATIONS="*",  # the benchmark's table in a local directory
             FLOE_MEMORY_LIMIT=memory_limit,
             FLOE_REMOTE_HOST="127.0.0.1",
             FLOE_REMOTE_BIND_HOST="127.0.0.1",

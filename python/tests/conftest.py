@@ -80,6 +80,7 @@ class Node:
             # Nodes of one test cluster share the secret that signs tickets.
             "-Dfloe.security.ticket-secret=python-tests-ticket-secret-0123456789",
             *(() if "floe.security.auth.tokens-file" in (settings or {}) else ("-Dfloe.security.auth.anonymous=operator",)),
+            *(() if "floe.security.allowed-locations" in (settings or {}) else ("-Dfloe.security.allowed-locations=*",)),
             *(f"-D{k}={v}" for k, v in (settings or {}).items()),
             "-cp",
             classpath,

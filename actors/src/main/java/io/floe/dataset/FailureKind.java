@@ -23,6 +23,8 @@ public enum FailureKind {
   JOB_NOT_FOUND,
   /** A dynamic-mode lease the job does not know. */
   LEASE_NOT_FOUND,
+  /** A location outside the ones the node's operator allows. */
+  LOCATION_NOT_ALLOWED,
   /** The object store or catalog refused the node's credentials (or it has none). */
   STORAGE_ACCESS_DENIED,
   /** The object store or catalog could not be reached, or failed; trying later may work. */
@@ -42,6 +44,7 @@ public enum FailureKind {
           case NOT_FOUND -> NOT_FOUND;
           case UNAVAILABLE -> STORAGE_UNAVAILABLE;
           case UNSUPPORTED_LOCATION -> INVALID_ARGUMENT;
+          case LOCATION_NOT_ALLOWED -> LOCATION_NOT_ALLOWED;
           case UNREADABLE -> UNREADABLE_DATA;
         };
       }

@@ -54,7 +54,7 @@ public final class NodeResources implements AutoCloseable {
 
   private NodeResources(Builder builder) {
     this.allocator = io.floe.arrow.NodeAllocation.root(builder.memoryLimitBytes);
-    this.tables = new TableAccess(builder.storage, builder.catalogs);
+    this.tables = new TableAccess(builder.storage, builder.catalogs, builder.locations);
     this.loader = new SliceLoader(allocator, tables, reaper, builder.vectorizedLoads);
     this.planner = new SlicePlanner(builder.sliceTargetBytes);
     this.loadsPerDataset = builder.loadsPerDataset;
@@ -187,6 +187,7 @@ public final class NodeResources implements AutoCloseable {
     private int loadsPerDataset = LOADS_PER_DATASET_DEFAULT;
     private StorageSettings storage = StorageSettings.defaults();
     private CatalogSettings catalogs = CatalogSettings.none();
+    private io.floe.table.LocationPolicy locations = io.floe.table.LocationPolicy.any();
     private boolean vectorizedLoads = true;
     private java.time.Duration retireLinger = RETIRE_LINGER_DEFAULT;
 
@@ -230,6 +231,12 @@ public final class NodeResources implements AutoCloseable {
 
     public Builder catalogs(CatalogSettings settings) {
       this.catalogs = settings;
+      return this;
+    }
+
+    /** Which locations callers may load tables from (catalog tables are not confined). */
+    public Builder locations(io.floe.table.LocationPolicy policy) {
+      this.locations = policy;
       return this;
     }
 

@@ -16,6 +16,14 @@ import org.apache.iceberg.io.ResolvingFileIO;
  * as their default {@code io-impl}, for catalogs.
  */
 public class FloeFileIO extends ResolvingFileIO {
+  /** Which locations it reads: any, unless a node confines it ({@link #confine}). */
+  private volatile LocationPolicy policy = LocationPolicy.any();
+
+  /** Reads only what {@code policy} allows from now on. */
+  public void confine(LocationPolicy policy) {
+    this.policy = policy;
+  }
+
   /** Schemes this FileIO reads, in the order error messages list them. */
   public static final List<String> SCHEMES =
       List.of("s3", "s3a", "s3n", "gs", "abfs", "abfss", "wasb", "wasbs", "file");
@@ -55,12 +63,14 @@ public class FloeFileIO extends ResolvingFileIO {
   @Override
   public InputFile newInputFile(String location) {
     checkScheme(location);
+    policy.check(location);
     return super.newInputFile(location);
   }
 
   @Override
   public InputFile newInputFile(String location, long length) {
     checkScheme(location);
+    policy.check(location);
     return super.newInputFile(location, length);
   }
 

@@ -16,6 +16,8 @@ public final class StorageFailure extends RuntimeException {
     NOT_FOUND,
     /** The store or catalog could not be reached or answered with a server error. */
     UNAVAILABLE,
+    /** A location outside the prefixes the node's operator allows (LocationPolicy). */
+    LOCATION_NOT_ALLOWED,
     /** A location whose scheme Floe does not read, or a catalog that is not configured. */
     UNSUPPORTED_LOCATION,
     /** A metadata, manifest or data file that exists but cannot be decoded. */

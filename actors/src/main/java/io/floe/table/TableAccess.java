@@ -50,13 +50,20 @@ public final class TableAccess implements AutoCloseable {
 
   private record Opened(Table table, long atNanos) {}
 
-  public TableAccess(StorageSettings storage, CatalogSettings catalogSettings) {
+  public TableAccess(
+      StorageSettings storage, CatalogSettings catalogSettings, LocationPolicy locations) {
     this.storage = storage;
     this.catalogSettings = catalogSettings;
     this.hadoopConf = storage.hadoopConfiguration();
     this.locationIO = new FloeFileIO();
     locationIO.setConf(hadoopConf);
     locationIO.initialize(storage.properties());
+    locationIO.confine(locations);
+  }
+
+  /** Tables at any location (libraries and tests; a node passes its operator's policy). */
+  public TableAccess(StorageSettings storage, CatalogSettings catalogSettings) {
+    this(storage, catalogSettings, LocationPolicy.any());
   }
 
   public TableAccess(StorageSettings storage) {

@@ -4,6 +4,7 @@ import com.typesafe.config.Config;
 import io.floe.auth.AuthSettings;
 import io.floe.gateway.GatewaySettings;
 import io.floe.table.CatalogSettings;
+import io.floe.table.LocationPolicy;
 import io.floe.table.StorageSettings;
 import io.floe.ticket.TicketSigner;
 import java.time.Duration;
@@ -36,7 +37,8 @@ public record FloeSettings(
     boolean kubernetesDiscovery,
     String ticketSecret,
     Duration ticketTtl,
-    AuthSettings auth) {
+    AuthSettings auth,
+    LocationPolicy locations) {
 
   public static FloeSettings fromConfig(Config root) {
     return fromConfig(root, System.getenv());
@@ -70,8 +72,8 @@ public record FloeSettings(
         floe.getString("security.ticket-secret"),
         floe.getDuration("security.ticket-ttl"),
         AuthSettings.of(
-            floe.getString("security.auth.tokens-file"),
-            floe.getString("security.auth.anonymous")));
+            floe.getString("security.auth.tokens-file"), floe.getString("security.auth.anonymous")),
+        LocationPolicy.parse(floe.getString("security.allowed-locations")));
   }
 
   private static boolean discovery(String method) {
@@ -116,6 +118,7 @@ public record FloeSettings(
         .vectorizedLoads(vectorizedLoads)
         .retireLinger(retireLinger)
         .storage(storage)
-        .catalogs(catalogs);
+        .catalogs(catalogs)
+        .locations(locations);
   }
 }

@@ -23,6 +23,7 @@ final class TestNodes {
                         + "floe.flight.bind-host = 127.0.0.1\n"
                         // Tests of other things need no tokens; AuthenticationTest sets its own.
                         + "floe.security.auth.anonymous = operator\n"
+                        + "floe.security.allowed-locations = \"*\"\n"
                         + "floe.load.slice-target-size = 16KiB\n"
                         + "floe.load.threads = 2\n"
                         + "pekko.remote.artery.canonical.hostname = 127.0.0.1\n"

@@ -51,6 +51,7 @@ public final class FlightErrors {
       case LEASE_NOT_FOUND -> ErrorCode.LEASE_NOT_FOUND;
       case RESOURCE_EXHAUSTED -> ErrorCode.MEMORY_EXHAUSTED;
       case STORAGE_ACCESS_DENIED -> ErrorCode.STORAGE_ACCESS_DENIED;
+      case LOCATION_NOT_ALLOWED -> ErrorCode.PERMISSION_DENIED;
       case STORAGE_UNAVAILABLE -> ErrorCode.STORAGE_UNAVAILABLE;
       case UNREADABLE_DATA -> ErrorCode.UNREADABLE_DATA;
       case INTERNAL -> ErrorCode.INTERNAL;

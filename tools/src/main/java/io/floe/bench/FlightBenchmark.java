@@ -65,6 +65,7 @@ public final class FlightBenchmark {
                 "floe.flight.port = 0\nfloe.management.enabled = false\n"
                     // Local use on 127.0.0.1: callers need no token.
                     + "floe.security.auth.anonymous = operator\n"
+                    + "floe.security.allowed-locations = \"*\"\n"
                     + "pekko.remote.artery.canonical.port = 0\n"
                     + "floe.memory.limit = 10GiB\n")
             .withFallback(ConfigFactory.load());

@@ -63,6 +63,7 @@ public final class FloeDemo {
                 "floe.flight.port = 0\nfloe.management.enabled = false\n"
                     // Local use on 127.0.0.1: callers need no token.
                     + "floe.security.auth.anonymous = operator\n"
+                    + "floe.security.allowed-locations = \"*\"\n"
                     + "pekko.remote.artery.canonical.port = 0\n")
             .withFallback(ConfigFactory.load());
     try (FloeNode node = FloeNode.start(config);

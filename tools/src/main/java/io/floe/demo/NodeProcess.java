@@ -22,6 +22,9 @@ public final class NodeProcess implements AutoCloseable {
   /** The setting of the role of callers without a token. */
   public static final String ANONYMOUS = "floe.security.auth.anonymous";
 
+  /** The setting of where callers may load tables from. */
+  public static final String LOCATIONS = "floe.security.allowed-locations";
+
   private static final java.util.Set<Integer> HANDED_OUT =
       java.util.concurrent.ConcurrentHashMap.newKeySet();
 
@@ -88,6 +91,10 @@ public final class NodeProcess implements AutoCloseable {
     if (!settings.containsKey(ANONYMOUS) && !environment.containsKey("FLOE_AUTH_ANONYMOUS")) {
       // Local clusters of the demo and tests: callers need no token unless a test says otherwise.
       command.add("-D" + ANONYMOUS + "=operator");
+    }
+    if (!settings.containsKey(LOCATIONS) && !environment.containsKey("FLOE_ALLOWED_LOCATIONS")) {
+      // Local tables in temporary directories, and test object stores on 127.0.0.1.
+      command.add("-D" + LOCATIONS + "=*");
     }
     command.add("-Dfloe.flight.port=" + flightPort);
     command.add("-Dpekko.management.http.hostname=127.0.0.1");
