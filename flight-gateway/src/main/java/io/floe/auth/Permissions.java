@@ -1,7 +1,6 @@
 package io.floe.auth;
 
 import io.floe.protocol.ErrorCode;
-import java.util.Set;
 import org.apache.arrow.flight.FlightProducer.CallContext;
 
 /**
@@ -9,13 +8,7 @@ import org.apache.arrow.flight.FlightProducer.CallContext;
  * planning, reading, training jobs and the status views are any authenticated caller's.
  */
 public final class Permissions {
-  private static final Set<String> OPERATOR_ACTIONS = Set.of("load", "refresh", "drop");
-
   private Permissions() {}
-
-  public static Role neededFor(String action) {
-    return OPERATOR_ACTIONS.contains(action) ? Role.OPERATOR : Role.READER;
-  }
 
   /**
    * The call's caller, if its role may do {@code what}.

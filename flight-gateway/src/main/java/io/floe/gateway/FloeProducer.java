@@ -33,7 +33,10 @@ import io.floe.slice.SliceStore;
 import io.floe.ticket.FloeTicket;
 import io.floe.ticket.JobTicket;
 import io.floe.ticket.SignedTicket;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import org.apache.arrow.flight.Action;
@@ -69,23 +72,15 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
   public static final String ACK = "ack";
 
   private static final Logger LOG = LoggerFactory.getLogger(FloeProducer.class);
-  private static final List<ActionType> ACTIONS =
-      List.of(
-          new ActionType(LOAD, "Load a dataset from an Iceberg table; body: dataset spec JSON"),
-          new ActionType(STATUS, "A dataset's state and size; body: {\"name\": ...}"),
-          new ActionType(DROP, "Drop a dataset and free its memory; body: {\"name\": ...}"),
-          new ActionType(
-              REFRESH,
-              "Move a dataset to its table's newest snapshot, loading only what changed;"
-                  + " body: {\"name\": ..., \"wait\": true}"),
-          new ActionType(LIST, "Every loaded dataset's status"),
-          new ActionType(CLUSTER, "The cluster's members as this node sees them"),
-          new ActionType(
-              REGISTER_JOB, "Register a training job on a READY dataset; body: job spec"),
-          new ActionType(JOB_STATUS, "A job's settings and counters; body: {\"job\": ...}"),
-          new ActionType(DROP_JOB, "Forget a job; body: {\"job\": ...}"),
-          new ActionType(LEASE, "Dynamic mode: lease the next batch; body: {job, epoch, worker}"),
-          new ActionType(ACK, "Dynamic mode: acknowledge a lease; body: {job, epoch, lease}"));
+
+  /** An action: what it is called and does, the role it needs, and its handler. */
+  private record ActionRoute(ActionType type, Role role, ActionHandler handler) {}
+
+  /** Answers one action's body; a request it cannot read is an {@link InvalidRequestException}. */
+  @FunctionalInterface
+  private interface ActionHandler {
+    CompletionStage<byte[]> handle(byte[] body);
+  }
 
   private final DatasetQueries datasets;
   private final SliceStore slices;
@@ -96,6 +91,7 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
   private final JobReadPlanner jobPlanner;
   private final ClusterView clusterView;
   private final ShardingQuorum quorum;
+  private final Map<String, ActionRoute> actions;
 
   public FloeProducer(DatasetQueries datasets, SliceStore slices, GatewaySettings settings) {
     this.datasets = datasets;
@@ -106,6 +102,79 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
     this.jobPlanner = new JobReadPlanner(settings.advertised(), settings.tickets(), orders);
     this.quorum = new ShardingQuorum(datasets.system());
     this.clusterView = new ClusterView(datasets.system(), quorum);
+    this.actions = routes();
+  }
+
+  /** Every action, in the order listActions gives them. */
+  private Map<String, ActionRoute> routes() {
+    Map<String, ActionRoute> routes = new LinkedHashMap<>();
+    route(
+        routes,
+        LOAD,
+        "Load a dataset from an Iceberg table; body: dataset spec JSON",
+        Role.OPERATOR,
+        this::load);
+    route(
+        routes,
+        STATUS,
+        "A dataset's state and size; body: {\"name\": ...}",
+        Role.READER,
+        this::status);
+    route(
+        routes,
+        DROP,
+        "Drop a dataset and free its memory; body: {\"name\": ...}",
+        Role.OPERATOR,
+        this::drop);
+    route(
+        routes,
+        REFRESH,
+        "Move a dataset to its table's newest snapshot, loading only what changed;"
+            + " body: {\"name\": ..., \"wait\": true}",
+        Role.OPERATOR,
+        this::refresh);
+    route(routes, LIST, "Every loaded dataset's status", Role.READER, body -> list());
+    route(
+        routes,
+        CLUSTER,
+        "The cluster's members as this node sees them",
+        Role.READER,
+        body -> CompletableFuture.completedFuture(Json.bytes(clusterView.toJson())));
+    route(
+        routes,
+        REGISTER_JOB,
+        "Register a training job on a READY dataset; body: job spec",
+        Role.READER,
+        body -> registerJob(reading(() -> JobRequest.parse(body))));
+    route(
+        routes,
+        JOB_STATUS,
+        "A job's settings and counters; body: {\"job\": ...}",
+        Role.READER,
+        this::jobStatus);
+    route(routes, DROP_JOB, "Forget a job; body: {\"job\": ...}", Role.READER, this::dropJob);
+    route(
+        routes,
+        LEASE,
+        "Dynamic mode: lease the next batch; body: {job, epoch, worker}",
+        Role.READER,
+        this::lease);
+    route(
+        routes,
+        ACK,
+        "Dynamic mode: acknowledge a lease; body: {job, epoch, lease}",
+        Role.READER,
+        this::ack);
+    return java.util.Collections.unmodifiableMap(routes);
+  }
+
+  private static void route(
+      Map<String, ActionRoute> routes,
+      String name,
+      String description,
+      Role role,
+      ActionHandler handler) {
+    routes.put(name, new ActionRoute(new ActionType(name, description), role, handler));
   }
 
   @Override
@@ -116,7 +185,7 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
       listener.onError(e);
       return;
     }
-    ACTIONS.forEach(listener::onNext);
+    actions.values().forEach(route -> listener.onNext(route.type()));
     listener.onCompleted();
   }
 
@@ -124,11 +193,17 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
   public void doAction(CallContext context, Action action, StreamListener<Result> listener) {
     CompletionStage<byte[]> answer;
     try {
-      Permissions.check(
-          context,
-          Permissions.neededFor(action.getType()),
-          "Action '" + io.floe.util.Excerpt.of(action.getType()) + "'");
-      answer = act(action);
+      ActionRoute route = actions.get(action.getType());
+      if (route == null) {
+        Permissions.check(context, Role.READER, "An action");
+        throw new InvalidRequestException(
+            "Unknown action '"
+                + io.floe.util.Excerpt.of(action.getType())
+                + "'; known: "
+                + String.join(", ", actions.keySet()));
+      }
+      Permissions.check(context, route.role(), "Action '" + action.getType() + "'");
+      answer = route.handler().handle(action.getBody());
     } catch (RuntimeException e) {
       listener.onError(failure(e));
       return;
@@ -144,112 +219,99 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
         });
   }
 
-  private CompletionStage<byte[]> act(Action action) {
-    switch (action.getType()) {
-      case LOAD:
-        LoadRequest load = reading(() -> LoadRequest.parse(action.getBody()));
-        if (load.latest()) {
-          // Refresh a dataset loaded the same way, or load it when there is none.
-          return datasets
-              .refresh(load.spec().name(), load.spec(), load.untilReady())
-              .thenCompose(
-                  reply ->
-                      reply.status().state() == DatasetState.ABSENT
-                          ? datasets.load(load.spec(), load.untilReady()).thenApply(this::loaded)
-                          : java.util.concurrent.CompletableFuture.completedFuture(
-                              refreshed(reply, load.untilReady())));
-        }
-        return datasets.load(load.spec(), load.untilReady()).thenApply(this::loaded);
-      case REFRESH:
-        RefreshRequest refresh = reading(() -> RefreshRequest.parse(action.getBody()));
-        return datasets
-            .refresh(refresh.name(), null, refresh.untilDone())
-            .thenApply(reply -> refreshed(reply, refresh.untilDone()));
-      case STATUS:
-        return datasets
-            .status(reading(() -> NameRequest.parse(action.getBody(), STATUS)).name())
-            .thenApply(
-                answer -> {
-                  ObjectNode node = StatusJson.of(answer.value());
-                  if (answer.stale()) {
-                    node.put("stale", true);
-                  }
-                  return Json.bytes(node);
-                });
-      case DROP:
-        String name = reading(() -> NameRequest.parse(action.getBody(), DROP)).name();
-        return datasets
-            .drop(name)
-            .thenApply(
-                status -> {
-                  if (status.state() == DatasetState.ABSENT) {
-                    throw FlightErrors.error(
-                        ErrorCode.DATASET_NOT_FOUND, "No dataset '" + name + "' to drop");
-                  }
-                  ObjectNode node = StatusJson.of(status);
-                  node.put("dropped", true);
-                  return Json.bytes(node);
-                });
-      case LIST:
-        return datasets
-            .list()
-            .thenApply(
-                all -> {
-                  ArrayNode array = Json.object().arrayNode();
-                  all.forEach(status -> array.add(StatusJson.of(status)));
-                  return Json.bytes(array);
-                });
-      case CLUSTER:
-        return java.util.concurrent.CompletableFuture.completedFuture(
-            Json.bytes(clusterView.toJson()));
-      case REGISTER_JOB:
-        return registerJob(reading(() -> JobRequest.parse(action.getBody())));
-      case JOB_STATUS:
-        JobRequests.JobStatusRequest asked =
-            reading(() -> JobRequests.JobStatusRequest.parse(action.getBody()));
-        return jobs.status(asked.job(), asked.epoch())
-            .thenApply(status -> Json.bytes(JobStatusJson.of(status)));
-      case DROP_JOB:
-        return jobs.drop(reading(() -> JobRequests.JobName.parse(action.getBody(), DROP_JOB)).job())
-            .thenApply(
-                status -> {
-                  ObjectNode node = JobStatusJson.of(status);
-                  node.put("dropped", true);
-                  return Json.bytes(node);
-                });
-      case LEASE:
-        JobRequests.LeaseRequest lease =
-            reading(() -> JobRequests.LeaseRequest.parse(action.getBody()));
-        return jobs.lease(lease.job(), lease.epoch(), lease.worker())
-            .thenApply(reply -> Json.bytes(leaseJson(lease.epoch(), reply)));
-      case ACK:
-        JobRequests.AckRequest ack = reading(() -> JobRequests.AckRequest.parse(action.getBody()));
-        return jobs.ack(ack.job(), ack.epoch(), ack.lease(), ack.worker())
-            .thenApply(
-                outcome -> {
-                  ObjectNode node = Json.object();
-                  node.put("status", outcome.wireName());
-                  return Json.bytes(node);
-                });
-      default:
-        throw new InvalidRequestException(
-            "Unknown action '"
-                + action.getType()
-                + "'; known: "
-                + String.join(
-                    ", ",
-                    LOAD,
-                    STATUS,
-                    DROP,
-                    REFRESH,
-                    LIST,
-                    CLUSTER,
-                    REGISTER_JOB,
-                    JOB_STATUS,
-                    DROP_JOB,
-                    LEASE,
-                    ACK));
+  private CompletionStage<byte[]> load(byte[] body) {
+    LoadRequest load = reading(() -> LoadRequest.parse(body));
+    if (load.latest()) {
+      // Refresh a dataset loaded the same way, or load it when there is none.
+      return datasets
+          .refresh(load.spec().name(), load.spec(), load.untilReady())
+          .thenCompose(
+              reply ->
+                  reply.status().state() == DatasetState.ABSENT
+                      ? datasets.load(load.spec(), load.untilReady()).thenApply(this::loaded)
+                      : CompletableFuture.completedFuture(refreshed(reply, load.untilReady())));
     }
+    return datasets.load(load.spec(), load.untilReady()).thenApply(this::loaded);
+  }
+
+  private CompletionStage<byte[]> refresh(byte[] body) {
+    RefreshRequest refresh = reading(() -> RefreshRequest.parse(body));
+    return datasets
+        .refresh(refresh.name(), null, refresh.untilDone())
+        .thenApply(reply -> refreshed(reply, refresh.untilDone()));
+  }
+
+  private CompletionStage<byte[]> status(byte[] body) {
+    return datasets
+        .status(reading(() -> NameRequest.parse(body, STATUS)).name())
+        .thenApply(
+            answer -> {
+              ObjectNode node = StatusJson.of(answer.value());
+              if (answer.stale()) {
+                node.put("stale", true);
+              }
+              return Json.bytes(node);
+            });
+  }
+
+  private CompletionStage<byte[]> drop(byte[] body) {
+    String name = reading(() -> NameRequest.parse(body, DROP)).name();
+    return datasets
+        .drop(name)
+        .thenApply(
+            status -> {
+              if (status.state() == DatasetState.ABSENT) {
+                throw FlightErrors.error(
+                    ErrorCode.DATASET_NOT_FOUND, "No dataset '" + name + "' to drop");
+              }
+              ObjectNode node = StatusJson.of(status);
+              node.put("dropped", true);
+              return Json.bytes(node);
+            });
+  }
+
+  private CompletionStage<byte[]> list() {
+    return datasets
+        .list()
+        .thenApply(
+            all -> {
+              ArrayNode array = Json.object().arrayNode();
+              all.forEach(status -> array.add(StatusJson.of(status)));
+              return Json.bytes(array);
+            });
+  }
+
+  private CompletionStage<byte[]> jobStatus(byte[] body) {
+    JobRequests.JobStatusRequest asked = reading(() -> JobRequests.JobStatusRequest.parse(body));
+    return jobs.status(asked.job(), asked.epoch())
+        .thenApply(status -> Json.bytes(JobStatusJson.of(status)));
+  }
+
+  private CompletionStage<byte[]> dropJob(byte[] body) {
+    return jobs.drop(reading(() -> JobRequests.JobName.parse(body, DROP_JOB)).job())
+        .thenApply(
+            status -> {
+              ObjectNode node = JobStatusJson.of(status);
+              node.put("dropped", true);
+              return Json.bytes(node);
+            });
+  }
+
+  private CompletionStage<byte[]> lease(byte[] body) {
+    JobRequests.LeaseRequest lease = reading(() -> JobRequests.LeaseRequest.parse(body));
+    return jobs.lease(lease.job(), lease.epoch(), lease.worker())
+        .thenApply(reply -> Json.bytes(leaseJson(lease.epoch(), reply)));
+  }
+
+  private CompletionStage<byte[]> ack(byte[] body) {
+    JobRequests.AckRequest ack = reading(() -> JobRequests.AckRequest.parse(body));
+    return jobs.ack(ack.job(), ack.epoch(), ack.lease(), ack.worker())
+        .thenApply(
+            outcome -> {
+              ObjectNode node = Json.object();
+              node.put("status", outcome.wireName());
+              return Json.bytes(node);
+            });
   }
 
   private byte[] loaded(DatasetEntity.LoadReply reply) {
