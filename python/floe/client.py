@@ -445,7 +445,9 @@ class FloeClient:
     @staticmethod
     def _descriptor(dataset: str, shard_index: int, shard_count: int) -> fl.FlightDescriptor:
         return fl.FlightDescriptor.for_command(
-            json.dumps({"dataset": dataset, "shard_index": int(shard_index), "shard_count": int(shard_count)})
+            json.dumps(
+                {"kind": "shard_read", "dataset": dataset, "shard_index": int(shard_index), "shard_count": int(shard_count)}
+            )
         )
 
     def plan(self, dataset: str, shard_index: int = 0, shard_count: int = 1) -> fl.FlightInfo:

@@ -173,6 +173,7 @@ def job_descriptor(
     return fl.FlightDescriptor.for_command(
         json.dumps(
             {
+                "kind": "job_read",
                 "job": spec.job,
                 "epoch": int(epoch),
                 "world_size": int(world_size),

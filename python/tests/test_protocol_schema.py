@@ -88,7 +88,8 @@ def test_the_clients_messages_follow_the_schema(address, sample_table, schema):
             kinds.add(action)
         else:
             message = json.loads(body)
-            ref = "#/$defs/job_read" if "job" in message else "#/$defs/shard_read"
+            assert message.get("kind") in ("job_read", "shard_read"), message
+            ref = f"#/$defs/{message['kind']}"
             validator(schema, ref).validate(message)
             kinds.add(ref)
     expected = set(actions) | {"#/$defs/job_read", "#/$defs/shard_read"}

@@ -215,6 +215,7 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
 
   private byte[] command(long from, long to) {
     ObjectNode node = Json.object();
+    node.put("kind", io.floe.protocol.JobReadRequest.KIND);
     node.put("job", options.job());
     node.put("epoch", epoch);
     node.put("world_size", worldSize);

@@ -120,6 +120,21 @@ class BadInputTest {
   }
 
   @Test
+  void aCommandOfAnUnknownKindIsInvalid() {
+    assertStatus(
+        () -> info("{\"kind\": \"bulk_read\", \"dataset\": \"good\"}"),
+        FlightStatusCode.INVALID_ARGUMENT,
+        ErrorCode.INVALID_REQUEST,
+        "Unknown kind 'bulk_read'");
+    // The kind decides, not the fields: a shard read that names a job field is refused as such.
+    assertStatus(
+        () -> info("{\"kind\": \"shard_read\", \"dataset\": \"good\", \"job\": \"j\"}"),
+        FlightStatusCode.INVALID_ARGUMENT,
+        ErrorCode.INVALID_REQUEST,
+        "Unknown field 'job'");
+  }
+
+  @Test
   void unknownDatasetIsNotFound() {
     assertStatus(
         () -> client.plan("nope", 0, 1),

@@ -427,7 +427,7 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
       if (descriptor.isCommand()) {
         ObjectNode command =
             reading(() -> Json.parseObject(descriptor.getCommand(), "flight descriptor command"));
-        if (JobReadRequest.isJobCommand(command)) {
+        if (reading(() -> JobReadRequest.isJobCommand(command))) {
           return jobInfo(reading(() -> JobReadRequest.parse(command)), descriptor);
         }
       }

@@ -13,7 +13,10 @@ public record JobReadRequest(
     String job, long epoch, int worldSize, int rank, long batchFrom, Long batchTo, long batchStep) {
   private static final String WHAT = "job read command";
   private static final Set<String> FIELDS =
-      Set.of("job", "epoch", "world_size", "rank", "batch_from", "batch_to", "batch_step");
+      Set.of("kind", "job", "epoch", "world_size", "rank", "batch_from", "batch_to", "batch_step");
+
+  /** The {@code kind} of a command descriptor that reads a training job's batches. */
+  public static final String KIND = "job_read";
 
   public JobReadRequest {
     Preconditions.checkArgument(epoch >= 0, "Invalid epoch: %s (must be >= 0)", epoch);
@@ -33,9 +36,29 @@ public record JobReadRequest(
     Preconditions.checkArgument(batchStep > 0, "Invalid batch_step: %s (must be > 0)", batchStep);
   }
 
-  /** Whether a command names a job (else it names a dataset shard). */
+  /**
+   * Whether a command reads a job (else a dataset shard): by its {@code kind}, which Floe's clients
+   * send; a command without one (a plain Flight client's) is a job read when it names a job.
+   *
+   * @throws IllegalArgumentException for a kind that is neither
+   */
   public static boolean isJobCommand(ObjectNode command) {
-    return command.has("job");
+    if (!command.has("kind")) {
+      return command.has("job");
+    }
+    String kind = command.path("kind").asText("");
+    if (kind.equals(KIND)) {
+      return true;
+    }
+    if (kind.equals(ReadRequest.KIND)) {
+      return false;
+    }
+    throw new IllegalArgumentException(
+        String.format(
+            "Unknown kind '%s' of flight descriptor command; known: %s, %s",
+            io.floe.util.Excerpt.of(command.path("kind").asText(command.path("kind").toString())),
+            ReadRequest.KIND,
+            KIND));
   }
 
   public static JobReadRequest parse(ObjectNode node) {
@@ -54,6 +77,7 @@ public record JobReadRequest(
 
   public byte[] toJson() {
     ObjectNode node = Json.object();
+    node.put("kind", KIND);
     node.put("job", job);
     node.put("epoch", epoch);
     node.put("world_size", worldSize);

@@ -13,6 +13,9 @@ import java.util.Set;
 public record ReadRequest(String dataset, int shardIndex, int shardCount) {
   private static final String WHAT = "flight descriptor command";
 
+  /** The {@code kind} of a command descriptor that reads a shard of a dataset. */
+  public static final String KIND = "shard_read";
+
   public ReadRequest {
     DatasetSpec.checkName(dataset);
     Preconditions.checkArgument(
@@ -31,7 +34,7 @@ public record ReadRequest(String dataset, int shardIndex, int shardCount) {
 
   public static ReadRequest parse(byte[] command) {
     ObjectNode node = Json.parseObject(command, WHAT);
-    Fields fields = new Fields(node, WHAT, Set.of("dataset", "shard_index", "shard_count"));
+    Fields fields = new Fields(node, WHAT, Set.of("kind", "dataset", "shard_index", "shard_count"));
     return new ReadRequest(
         fields.requiredDatasetName("dataset"),
         fields.optionalInt("shard_index", 0),
@@ -40,6 +43,7 @@ public record ReadRequest(String dataset, int shardIndex, int shardCount) {
 
   public byte[] toJson() {
     ObjectNode node = Json.object();
+    node.put("kind", KIND);
     node.put("dataset", dataset);
     node.put("shard_index", shardIndex);
     node.put("shard_count", shardCount);
