@@ -45,6 +45,14 @@ public class FloeFileIO extends ResolvingFileIO {
     }
   }
 
+  /**
+   * A plain local path as the absolute, normalized {@code file:} location Floe reads (Hadoop would
+   * otherwise resolve it against fs.defaultFS).
+   */
+  static String fileLocation(String path) {
+    return "file:" + java.nio.file.Path.of(path).toAbsolutePath().normalize();
+  }
+
   /** The scheme before ':', or null for a plain path. */
   static String scheme(String location) {
     int colon = location.indexOf(':');

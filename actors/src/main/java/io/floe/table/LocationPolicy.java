@@ -2,7 +2,6 @@ package io.floe.table;
 
 import java.net.URI;
 import java.net.URISyntaxException;
-import java.nio.file.Path;
 import java.util.List;
 
 /**
@@ -82,11 +81,11 @@ public final class LocationPolicy {
     String trimmed = location.trim();
     String scheme = FloeFileIO.scheme(trimmed);
     if (scheme == null) {
-      return "file:" + Path.of(trimmed).toAbsolutePath().normalize() + suffix(trimmed);
+      return FloeFileIO.fileLocation(trimmed) + suffix(trimmed);
     }
     if (scheme.equalsIgnoreCase("file")) {
       String path = trimmed.substring(5).replaceFirst("^//", "");
-      return "file:" + Path.of(path).toAbsolutePath().normalize() + suffix(trimmed);
+      return FloeFileIO.fileLocation(path) + suffix(trimmed);
     }
     try {
       return new URI(trimmed).normalize().toString();

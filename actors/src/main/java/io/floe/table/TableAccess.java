@@ -273,7 +273,7 @@ public final class TableAccess implements AutoCloseable {
     if (FloeFileIO.scheme(trimmed) != null) {
       return trimmed;
     }
-    return "file:" + java.nio.file.Path.of(trimmed).toAbsolutePath().normalize();
+    return FloeFileIO.fileLocation(trimmed);
   }
 
   @Override

@@ -1,7 +1,6 @@
 package io.floe.client;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.floe.protocol.Json;
+import io.floe.protocol.JobReadRequest;
 import io.floe.util.Preconditions;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -214,16 +213,8 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
   }
 
   private byte[] command(long from, long to) {
-    ObjectNode node = Json.object();
-    node.put("kind", io.floe.protocol.JobReadRequest.KIND);
-    node.put("job", options.job());
-    node.put("epoch", epoch);
-    node.put("world_size", worldSize);
-    node.put("rank", rank);
-    node.put("batch_from", from);
-    node.put("batch_to", to);
-    node.put("batch_step", batchStep);
-    return Json.bytes(node);
+    // The protocol's own codec: the same encoding the node reads.
+    return new JobReadRequest(options.job(), epoch, worldSize, rank, from, to, batchStep).toJson();
   }
 
   /**

@@ -10,6 +10,19 @@ class EpochLeasesTest {
   private static final long TIMEOUT = 1_000;
 
   private final JobCounters counters = new JobCounters();
+
+  /** The book an entity restarted elsewhere builds from {@code book}'s record. */
+  private static EpochLeases restoredFrom(
+      EpochLeases book, JobCounters counters, java.util.List<String> recentAcks) {
+    return new EpochLeases(
+        0,
+        new EpochShape(1000, 100, TailPolicy.DROP),
+        TIMEOUT,
+        counters,
+        book.acknowledgedWords(),
+        recentAcks);
+  }
+
   private final EpochLeases leases =
       new EpochLeases(0, new EpochShape(1000, 100, TailPolicy.DROP), TIMEOUT, counters);
 
@@ -75,14 +88,7 @@ class EpochLeasesTest {
     // The old book leased batch 0 to A; the entity moved before A acknowledged.
     EpochLeases.Grant beforeMove = leases.lease("A", 0);
     JobCounters fresh = new JobCounters();
-    EpochLeases restored =
-        new EpochLeases(
-            0,
-            new EpochShape(1000, 100, TailPolicy.DROP),
-            TIMEOUT,
-            fresh,
-            leases.acknowledgedWords(),
-            leases.recentAcks());
+    EpochLeases restored = restoredFrom(leases, fresh, leases.recentAcks());
     // The restored book does not know A's lease and hands batch 0 to B: another id.
     EpochLeases.Grant afterMove = restored.lease("B", 1);
     assertThat(afterMove.batch()).isEqualTo(beforeMove.batch());
@@ -100,14 +106,7 @@ class EpochLeasesTest {
     EpochLeases.Grant second = leases.lease("w", 0);
     leases.ack(first.lease(), 1);
     JobCounters fresh = new JobCounters();
-    EpochLeases restored =
-        new EpochLeases(
-            0,
-            new EpochShape(1000, 100, TailPolicy.DROP),
-            TIMEOUT,
-            fresh,
-            leases.acknowledgedWords(),
-            leases.recentAcks());
+    EpochLeases restored = restoredFrom(leases, fresh, leases.recentAcks());
     assertThat(restored.progress().acknowledged()).isEqualTo(1);
     assertThat(restored.progress().pending()).isEqualTo(9);
     assertThat(fresh.rowsAcknowledged()).isEqualTo(100);
@@ -120,14 +119,7 @@ class EpochLeasesTest {
     assertThat(restored.progress().acknowledged()).isEqualTo(2);
     assertThat(restored.lease("w", 3).batch()).isEqualTo(2);
     // A book restored without the recent acknowledgements cannot tell: another worker's, then.
-    EpochLeases forgetful =
-        new EpochLeases(
-            0,
-            new EpochShape(1000, 100, TailPolicy.DROP),
-            TIMEOUT,
-            new JobCounters(),
-            leases.acknowledgedWords(),
-            java.util.List.of());
+    EpochLeases forgetful = restoredFrom(leases, new JobCounters(), java.util.List.of());
     assertThat(forgetful.ack(first.lease(), 2)).isEqualTo(EpochLeases.AckOutcome.DUPLICATE);
   }
 

@@ -103,11 +103,6 @@ public final class DatasetQueries {
             });
   }
 
-  /** How many datasets' last answers are remembered (for tests: only existing ones are). */
-  int remembered() {
-    return lastStatus.size() + lastLayout.size();
-  }
-
   /** An answer, and whether it is the last one known rather than a fresh one. */
   public record Answer<T>(T value, boolean stale) {}
 
