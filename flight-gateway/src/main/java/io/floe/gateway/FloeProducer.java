@@ -424,24 +424,22 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
   public FlightInfo getFlightInfo(CallContext context, FlightDescriptor descriptor) {
     try {
       Permissions.check(context, Role.READER, "Planning a read");
-      if (descriptor.isCommand()) {
-        ObjectNode command =
-            reading(() -> Json.parseObject(descriptor.getCommand(), "flight descriptor command"));
-        if (reading(() -> JobReadRequest.isJobCommand(command))) {
-          return jobInfo(reading(() -> JobReadRequest.parse(command)), descriptor);
-        }
+      if (!descriptor.isCommand()) {
+        return info(reading(() -> wholeDataset(descriptor.getPath())), descriptor);
       }
-      return info(reading(() -> request(descriptor)), descriptor);
+      // Parsed once; its kind says which request it is.
+      ObjectNode command =
+          reading(() -> Json.parseObject(descriptor.getCommand(), "flight descriptor command"));
+      if (reading(() -> JobReadRequest.isJobCommand(command))) {
+        return jobInfo(reading(() -> JobReadRequest.parse(command)), descriptor);
+      }
+      return info(reading(() -> ReadRequest.parse(command)), descriptor);
     } catch (RuntimeException e) {
       throw failure(e);
     }
   }
 
-  private static ReadRequest request(FlightDescriptor descriptor) {
-    if (descriptor.isCommand()) {
-      return ReadRequest.parse(descriptor.getCommand());
-    }
-    List<String> path = descriptor.getPath();
+  private static ReadRequest wholeDataset(List<String> path) {
     if (path.size() != 1) {
       throw new IllegalArgumentException(
           "Invalid path descriptor " + path + ": expected one element, the dataset name");

@@ -33,7 +33,11 @@ public record ReadRequest(String dataset, int shardIndex, int shardCount) {
   }
 
   public static ReadRequest parse(byte[] command) {
-    ObjectNode node = Json.parseObject(command, WHAT);
+    return parse(Json.parseObject(command, WHAT));
+  }
+
+  /** A command already read as JSON (the node reads it once to learn its kind). */
+  public static ReadRequest parse(ObjectNode node) {
     Fields fields = new Fields(node, WHAT, Set.of("kind", "dataset", "shard_index", "shard_count"));
     return new ReadRequest(
         fields.requiredDatasetName("dataset"),
