@@ -535,7 +535,15 @@ class FloeNode:
     """``./floe node`` as a process of its own on 127.0.0.1, stopped by its PID (the launcher
     execs the JVM, so the PID is the JVM's)."""
 
-    def __init__(self, log: Path, memory_limit: str, slice_target_size: Optional[int] = None):
+    def __init__(
+        self,
+        log: Path,
+        memory_limit: str,
+        slice_target_size: Optional[int] = None,
+        *,
+        remote_port: int = 0,
+        java_options: Sequence[str] = (),
+    ):
         self.port = free_port()
         self.address = f"grpc+tcp://127.0.0.1:{self.port}"
         self.log = log
@@ -550,11 +558,13 @@ class FloeNode:
             FLOE_MEMORY_LIMIT=memory_limit,
             FLOE_REMOTE_HOST="127.0.0.1",
             FLOE_REMOTE_BIND_HOST="127.0.0.1",
-            FLOE_REMOTE_PORT="0",
+            FLOE_REMOTE_PORT=str(remote_port),
             AWS_EC2_METADATA_DISABLED="true",  # local tables only: never ask the metadata address
         )
         if slice_target_size is not None:
             env["FLOE_SLICE_TARGET_SIZE"] = f"{slice_target_size}B"
+        if java_options:  # the launcher puts JAVA_OPTS last, so these win
+            env["JAVA_OPTS"] = " ".join(java_options)
         log.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(log, "wb")
         self.started = now()

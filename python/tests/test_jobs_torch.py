@@ -5,11 +5,6 @@ from __future__ import annotations
 
 import collections
 import json
-import os
-import signal
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -20,41 +15,9 @@ from torch.utils.data import DataLoader  # noqa: E402
 from floe import AlreadyExists, DatasetNotFound, FloeClient, JobSpec  # noqa: E402
 from floe.torch import FloeDataLoader, FloeIterableDataset, arrow_to_tensor  # noqa: E402
 from conftest import JOB_ROWS  # noqa: E402
+from ranks import run_ranks  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
 ORDER = dict(block_rows=1000, window_blocks=4)
-
-
-def run_ranks(configs, tmp_path, name, timeout=300):
-    """Runs one torch_rank.py process per config (RANK = its index, WORLD_SIZE = their number)
-    at once; answers their results."""
-    pythonpath = os.pathsep.join([str(HERE.parent), str(HERE), os.environ.get("PYTHONPATH", "")])
-    processes, outputs = [], []
-    for rank, config in enumerate(configs):
-        out = tmp_path / f"{name}-rank{rank}.json"
-        config = dict(config, out=str(out))
-        env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(len(configs)), PYTHONPATH=pythonpath)
-        processes.append(
-            subprocess.Popen(
-                [sys.executable, str(HERE / "torch_rank.py"), json.dumps(config)],
-                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                # Its own process group, so a timeout also takes down its DataLoader workers.
-                start_new_session=True,
-            )
-        )
-        outputs.append(out)
-    for process in processes:
-        try:
-            output, _ = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            for p in processes:
-                try:
-                    os.killpg(p.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            pytest.fail(f"A rank process did not finish within {timeout} s")
-        assert process.returncode == 0, output.decode(errors="replace")
-    return [json.loads(out.read_text()) for out in outputs]
 
 
 def flat(batches):

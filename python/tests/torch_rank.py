@@ -6,8 +6,10 @@ argv[1] is a JSON object: ``address``, ``dataset``, ``job`` (the job's settings:
 ``state_in`` (a file with a state to resume from), ``stop_after`` (batches of the first epoch to
 consume before saving the state and stopping), ``slow_worker`` (a DataLoader worker that takes
 0.2 s longer per batch), ``exit_after`` (batches after which the process
-dies on the spot, as a crashed rank would: os._exit, its last batch unacknowledged) and ``out``
-(the file the result goes to, as JSON)."""
+dies on the spot, as a crashed rank would: os._exit, its last batch unacknowledged), ``pace``
+(seconds of "training" per batch), ``progress`` (a file that holds the number of batches taken so
+far, for a test that acts mid-epoch) and ``out`` (the file the result goes to, as JSON). Each
+epoch's ``times`` are the wall-clock times its batches arrived."""
 
 from __future__ import annotations
 
@@ -81,14 +83,21 @@ def main() -> None:
     result = {"rank": int(os.environ["RANK"]), "world_size": int(os.environ["WORLD_SIZE"]), "epochs": []}
     for epoch in config["epochs"]:
         data.set_epoch(epoch)  # a loaded state applies to its own epoch, which goes on
-        record = {"epoch": epoch, "start": loader.batches_consumed, "batches": [], "leases": [], "workers": []}
+        record = {
+            "epoch": epoch, "start": loader.batches_consumed, "batches": [], "leases": [], "workers": [], "times": [],
+        }
         result["epochs"].append(record)
         for item in loader:
             assert item["features"].shape == (item["id"].shape[0], 2)
+            record["times"].append(time.time())
             record["batches"].append(item["id"].tolist())
             record["workers"].append(int(item["worker"]))
             if loader.current_lease is not None:
                 record["leases"].append(loader.current_lease.batch)
+            if config.get("progress"):
+                write(config["progress"], len(record["batches"]))
+            if config.get("pace"):
+                time.sleep(config["pace"])
             if config.get("exit_after") == len(record["batches"]):
                 result["answers"] = loader.answers
                 write(config["out"], result)

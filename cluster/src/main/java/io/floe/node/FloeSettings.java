@@ -29,6 +29,7 @@ public record FloeSettings(
     boolean vectorizedLoads,
     Duration retireLinger,
     Duration askTimeout,
+    Duration askAttemptTimeout,
     Duration loadWaitTimeout,
     Duration stallTimeout,
     StorageSettings storage,
@@ -63,6 +64,7 @@ public record FloeSettings(
         floe.getBoolean("load.vectorized"),
         floe.getDuration("load.retire-linger"),
         floe.getDuration("gateway.ask-timeout"),
+        floe.getDuration("gateway.ask-attempt-timeout"),
         floe.getDuration("gateway.load-wait-timeout"),
         floe.getDuration("gateway.stall-timeout"),
         StorageSettings.fromConfig(floe.getConfig("storage"), env),
@@ -93,6 +95,7 @@ public record FloeSettings(
     return new GatewaySettings(
         Location.forGrpcInsecure(advertisedHost, boundPort),
         askTimeout,
+        askAttemptTimeout,
         loadWaitTimeout,
         tickets());
   }

@@ -13,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.javadsl.AskPattern;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
@@ -69,7 +70,7 @@ public final class DatasetQueries {
   /** The dataset's status; {@code stale} in the answer says it came from the last one known. */
   public CompletionStage<Answer<DatasetStatus>> status(String name) {
     return remembered(
-        dataset(name).ask(DatasetEntity.GetStatus::new, settings.askTimeout()),
+        this.<DatasetStatus>repeated(name, DatasetEntity.GetStatus::new),
         name,
         lastStatus,
         status -> status.state() != DatasetState.ABSENT);
@@ -77,7 +78,7 @@ public final class DatasetQueries {
 
   public CompletionStage<Answer<DatasetEntity.LayoutReply>> layout(String name) {
     return remembered(
-        dataset(name).ask(DatasetEntity.GetLayout::new, settings.askTimeout()),
+        this.<DatasetEntity.LayoutReply>repeated(name, DatasetEntity.GetLayout::new),
         name,
         lastLayout,
         reply -> reply.status().state() != DatasetState.ABSENT);
@@ -88,8 +89,16 @@ public final class DatasetQueries {
    * read it; none when it no longer has it.
    */
   public CompletionStage<DatasetEntity.LayoutReply> layout(String name, String fingerprint) {
-    return dataset(name)
-        .ask(replyTo -> new DatasetEntity.GetLayout(fingerprint, replyTo), settings.askTimeout());
+    return this.<DatasetEntity.LayoutReply>repeated(
+        name, replyTo -> new DatasetEntity.GetLayout(fingerprint, replyTo));
+  }
+
+  /** Asks the dataset's entity, again after each unanswered attempt (see {@link RepeatedAsk}). */
+  private <R> CompletionStage<R> repeated(
+      String name,
+      org.apache.pekko.japi.function.Function<ActorRef<R>, DatasetEntity.Command> message) {
+    return RepeatedAsk.ask(
+        dataset(name), message, settings.askAttemptTimeout(), settings.askTimeout());
   }
 
   public CompletionStage<DatasetStatus> drop(String name) {

@@ -5,6 +5,7 @@ import io.floe.job.JobStatus;
 import io.floe.job.PinnedLayout;
 import io.floe.job.entity.JobEntity;
 import java.util.concurrent.CompletionStage;
+import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
 import org.apache.pekko.cluster.sharding.typed.javadsl.EntityRef;
@@ -24,17 +25,14 @@ final class JobQueries {
   }
 
   CompletionStage<JobStatus> register(JobSpec spec, PinnedLayout layout) {
-    return job(spec.job())
-        .<JobEntity.JobReply>ask(
-            replyTo -> new JobEntity.Register(spec, layout, replyTo), settings.askTimeout())
+    return this.<JobEntity.JobReply>repeated(
+            spec.job(), replyTo -> new JobEntity.Register(spec, layout, replyTo))
         .thenApply(JobQueries::statusOrThrow);
   }
 
   /** The job's status; with an epoch, that epoch's layout (a new epoch begins on the newest). */
   CompletionStage<JobStatus> status(String id, Long epoch) {
-    return job(id)
-        .<JobEntity.JobReply>ask(
-            replyTo -> new JobEntity.GetJob(epoch, replyTo), settings.askTimeout())
+    return this.<JobEntity.JobReply>repeated(id, replyTo -> new JobEntity.GetJob(epoch, replyTo))
         .thenApply(JobQueries::statusOrThrow);
   }
 
@@ -46,9 +44,9 @@ final class JobQueries {
 
   /** A lease, a wait or the epoch's end; a refusal is thrown as its error. */
   CompletionStage<JobEntity.LeaseReply> lease(String id, long epoch, String worker) {
-    return job(id)
-        .<JobEntity.LeaseReply>ask(
-            replyTo -> new JobEntity.Lease(epoch, worker, replyTo), settings.askTimeout())
+    String request = java.util.UUID.randomUUID().toString(); // the same for every attempt
+    return this.<JobEntity.LeaseReply>repeated(
+            id, replyTo -> new JobEntity.Lease(epoch, worker, request, replyTo))
         .thenApply(
             reply -> {
               if (reply instanceof JobEntity.LeaseReply.Refused refused) {
@@ -60,9 +58,8 @@ final class JobQueries {
 
   CompletionStage<JobEntity.AckReply.Outcome> ack(
       String id, long epoch, String lease, String worker) {
-    return job(id)
-        .<JobEntity.AckReply>ask(
-            replyTo -> new JobEntity.Ack(epoch, lease, worker, replyTo), settings.askTimeout())
+    return this.<JobEntity.AckReply>repeated(
+            id, replyTo -> new JobEntity.Ack(epoch, lease, worker, replyTo))
         .thenApply(
             reply -> {
               if (reply instanceof JobEntity.AckReply.Refused refused) {
@@ -70,6 +67,12 @@ final class JobQueries {
               }
               return ((JobEntity.AckReply.Answered) reply).outcome();
             });
+  }
+
+  /** Asks the job's entity, again after each unanswered attempt (see {@link RepeatedAsk}). */
+  private <R> CompletionStage<R> repeated(
+      String id, org.apache.pekko.japi.function.Function<ActorRef<R>, JobEntity.Command> message) {
+    return RepeatedAsk.ask(job(id), message, settings.askAttemptTimeout(), settings.askTimeout());
   }
 
   private static JobStatus statusOrThrow(JobEntity.JobReply reply) {

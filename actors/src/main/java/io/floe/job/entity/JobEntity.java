@@ -64,6 +64,9 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
   /** Dynamic epochs kept per job; older ones are forgotten. */
   static final int EPOCHS_KEPT = JobRecord.EPOCHS_KEPT;
 
+  /** Workers whose last granted lease is remembered, to answer a request asked twice. */
+  private static final int GRANTS_KEPT = 4_096;
+
   /** Acknowledgements are written to the record in groups, at most this often. */
   private static final java.time.Duration FLUSH_EVERY = java.time.Duration.ofMillis(25);
 
@@ -93,7 +96,13 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
 
   public record DropJob(ActorRef<JobReply> replyTo) implements Command {}
 
-  public record Lease(long epoch, String worker, ActorRef<LeaseReply> replyTo) implements Command {}
+  /**
+   * @param request names the caller's request: the gateway asks again with the same one when an
+   *     answer is late (see RepeatedAsk), and gets the lease it was granted then, not a second one
+   *     that nobody would read until it timed out
+   */
+  public record Lease(long epoch, String worker, String request, ActorRef<LeaseReply> replyTo)
+      implements Command {}
 
   public record Ack(long epoch, String lease, String worker, ActorRef<AckReply> replyTo)
       implements Command {}
@@ -193,9 +202,11 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
                 askRecord(replicator, jobId, Replicator.readLocal());
                 return Behaviors.same();
               }
-              if (read.record() != null) {
-                LOG.info("Job '{}' entity started from its record", jobId);
-              }
+              // Operators (and the failover tests) find a job's node by this line.
+              LOG.info(
+                  "Job '{}' entity started on this node {}",
+                  jobId,
+                  read.record() != null ? "from its record" : "with no record yet");
               return stash.unstashAll(new JobEntity(ctx, entity, stash, replicator, read.record()));
             })
         .onMessage(
@@ -238,6 +249,17 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
 
   private JobCounters counters = new JobCounters();
   private final TreeMap<Long, EpochLeases> epochs = new TreeMap<>();
+
+  /** The last lease granted to each worker, and the request it answered (newest workers kept). */
+  private final Map<String, GrantedLease> lastGrants =
+      new java.util.LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, GrantedLease> eldest) {
+          return size() > GRANTS_KEPT;
+        }
+      };
+
+  private record GrantedLease(String request, long epoch, LeaseReply reply) {}
 
   /** Acknowledgement replies waiting for the record that holds them to reach a majority. */
   private List<Runnable> unwritten = new ArrayList<>();
@@ -484,10 +506,18 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
       }
       bind(lease.epoch(), null);
     }
+    GrantedLease granted = lastGrants.get(lease.worker());
+    if (granted != null
+        && granted.request().equals(lease.request())
+        && granted.epoch() == lease.epoch()) {
+      lease.replyTo().tell(granted.reply());
+      return this;
+    }
     EpochLeases.Grant grant = book(lease.epoch()).lease(lease.worker(), now());
     LeaseReply reply;
     if (grant.lease() != null) {
       reply = new LeaseReply.Leased(grant.lease(), grant.batch(), spec.batchRows());
+      lastGrants.put(lease.worker(), new GrantedLease(lease.request(), lease.epoch(), reply));
     } else if (grant.done()) {
       reply = new LeaseReply.Done(lease.epoch());
     } else {
@@ -526,6 +556,10 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
                   String.format(
                       "Job '%s' issued no lease '%s' in epoch %d",
                       jobId, ack.lease(), ack.epoch())));
+    } else if (outcome == EpochLeases.AckOutcome.DUPLICATE && (writing || !unwritten.isEmpty())) {
+      // An ack asked again (its first answer was lost or late) may find its batch counted but
+      // not yet on a majority: "duplicate" promises it is kept, so it waits for the next write.
+      unwritten.add(() -> ack.replyTo().tell(new AckReply.Answered(AckReply.Outcome.DUPLICATE)));
     } else {
       ack.replyTo()
           .tell(
