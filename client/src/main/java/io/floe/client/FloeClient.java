@@ -41,11 +41,78 @@ public final class FloeClient implements AutoCloseable {
   private final Location entry;
   private final Map<Location, FlightClient> clients = new ConcurrentHashMap<>();
   private final BearerToken token;
+  private final io.netty.handler.ssl.SslContext tls;
 
-  private FloeClient(BufferAllocator allocator, Location entry, BearerToken token) {
+  private FloeClient(
+      BufferAllocator allocator,
+      Location entry,
+      BearerToken token,
+      io.netty.handler.ssl.SslContext tls) {
     this.allocator = allocator;
     this.entry = entry;
     this.token = token;
+    this.tls = tls;
+  }
+
+  /** A client with options: a token, the CAs to trust for grpc+tls, a client certificate. */
+  public static Builder builder(BufferAllocator allocator, Location entry) {
+    return new Builder(allocator, entry);
+  }
+
+  /** Options of a {@link FloeClient}; {@link #build} checks the files they name. */
+  public static final class Builder {
+    private final BufferAllocator allocator;
+    private final Location entry;
+    private String token;
+    private java.nio.file.Path trustedCertificates;
+    private java.nio.file.Path clientCertificate;
+    private java.nio.file.Path clientKey;
+
+    private Builder(BufferAllocator allocator, Location entry) {
+      this.allocator = allocator;
+      this.entry = entry;
+    }
+
+    /** The bearer token sent with every call, to every node. */
+    public Builder token(String token) {
+      this.token = token;
+      return this;
+    }
+
+    /** A PEM file of the CAs that sign the nodes' certificates (default: the JDK's CAs). */
+    public Builder trustedCertificates(java.nio.file.Path caPem) {
+      this.trustedCertificates = caPem;
+      return this;
+    }
+
+    /** For nodes that ask for client certificates (mutual TLS): a PEM chain and PKCS#8 key. */
+    public Builder clientCertificate(java.nio.file.Path certPem, java.nio.file.Path keyPem) {
+      this.clientCertificate = certPem;
+      this.clientKey = keyPem;
+      return this;
+    }
+
+    public FloeClient build() {
+      io.netty.handler.ssl.SslContext tls = null;
+      if (trustedCertificates != null || clientCertificate != null) {
+        try {
+          io.netty.handler.ssl.SslContextBuilder ssl =
+              io.grpc.netty.GrpcSslContexts.configure(
+                  io.netty.handler.ssl.SslContextBuilder.forClient(),
+                  io.netty.handler.ssl.SslProvider.JDK);
+          if (trustedCertificates != null) {
+            ssl.trustManager(trustedCertificates.toFile());
+          }
+          if (clientCertificate != null) {
+            ssl.keyManager(clientCertificate.toFile(), clientKey.toFile());
+          }
+          tls = ssl.build();
+        } catch (javax.net.ssl.SSLException | IllegalArgumentException e) {
+          throw new IllegalArgumentException("Unusable TLS files: " + e.getMessage(), e);
+        }
+      }
+      return new FloeClient(allocator, entry, token == null ? null : new BearerToken(token), tls);
+    }
   }
 
   /**
@@ -53,12 +120,12 @@ public final class FloeClient implements AutoCloseable {
    * callers in); the allocator receives the batches read.
    */
   public static FloeClient connect(BufferAllocator allocator, Location entry) {
-    return new FloeClient(allocator, entry, null);
+    return new FloeClient(allocator, entry, null, null);
   }
 
   /** A client that sends {@code token} as its bearer token with every call, to every node. */
   public static FloeClient connect(BufferAllocator allocator, Location entry, String token) {
-    return new FloeClient(allocator, entry, new BearerToken(token));
+    return builder(allocator, entry).token(token).build();
   }
 
   private FlightClient client(Location location) {
@@ -95,7 +162,8 @@ public final class FloeClient implements AutoCloseable {
    */
   private FlightClient open(Location location) {
     java.net.URI uri = location.getUri();
-    if (!"grpc+tcp".equals(uri.getScheme()) && !"grpc".equals(uri.getScheme())) {
+    boolean secure = "grpc+tls".equals(uri.getScheme());
+    if (!secure && !"grpc+tcp".equals(uri.getScheme()) && !"grpc".equals(uri.getScheme())) {
       FlightClient.Builder builder = FlightClient.builder(allocator, location);
       if (token != null) {
         builder.intercept(token);
@@ -103,11 +171,18 @@ public final class FloeClient implements AutoCloseable {
       return builder.build();
     }
     io.grpc.netty.NettyChannelBuilder builder =
-        io.grpc.netty.NettyChannelBuilder.forAddress(uri.getHost(), uri.getPort())
-            .usePlaintext()
-            .directExecutor()
-            .flowControlWindow(FLOW_CONTROL_WINDOW)
-            .maxInboundMessageSize(Integer.MAX_VALUE);
+        io.grpc.netty.NettyChannelBuilder.forAddress(uri.getHost(), uri.getPort());
+    if (!secure) {
+      builder.usePlaintext();
+    } else if (tls != null) {
+      builder.sslContext(tls);
+    } else {
+      builder.useTransportSecurity();
+    }
+    builder
+        .directExecutor()
+        .flowControlWindow(FLOW_CONTROL_WINDOW)
+        .maxInboundMessageSize(Integer.MAX_VALUE);
     if (token != null) {
       builder.intercept(token);
     }

@@ -87,7 +87,8 @@ public final class FloeNode implements AutoCloseable {
                   bind,
                   BACKPRESSURE_THRESHOLD_BYTES,
                   settings.stallTimeout(),
-                  new BearerAuthenticator(settings.auth())));
+                  new BearerAuthenticator(settings.auth()),
+                  tlsContext(settings)));
       GatewaySettings gatewaySettings = settings.gateway(bound.port());
       resources.advertise(gatewaySettings.advertised().getUri().toString());
 
@@ -209,5 +210,13 @@ public final class FloeNode implements AutoCloseable {
     } catch (Exception e) {
       throw new IllegalStateException("Actor system did not terminate in 60 s", e);
     }
+  }
+
+  private static java.util.Optional<io.netty.handler.ssl.SslContext> tlsContext(
+      FloeSettings settings) throws IOException {
+    if (settings.tls().isEmpty()) {
+      return java.util.Optional.empty();
+    }
+    return java.util.Optional.of(settings.tls().get().sslContext());
   }
 }

@@ -7,7 +7,10 @@ import io.floe.table.CatalogSettings;
 import io.floe.table.LocationPolicy;
 import io.floe.table.StorageSettings;
 import io.floe.ticket.TicketSigner;
+import io.floe.tls.ServerTls;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Optional;
 import org.apache.arrow.flight.Location;
 
 /**
@@ -39,7 +42,8 @@ public record FloeSettings(
     String ticketSecret,
     Duration ticketTtl,
     AuthSettings auth,
-    LocationPolicy locations) {
+    LocationPolicy locations,
+    Optional<ServerTls> tls) {
 
   public static FloeSettings fromConfig(Config root) {
     return fromConfig(root, System.getenv());
@@ -75,7 +79,33 @@ public record FloeSettings(
         floe.getDuration("security.ticket-ttl"),
         AuthSettings.of(
             floe.getString("security.auth.tokens-file"), floe.getString("security.auth.anonymous")),
-        LocationPolicy.parse(floe.getString("security.allowed-locations")));
+        LocationPolicy.parse(floe.getString("security.allowed-locations")),
+        tls(floe.getConfig("security.tls")));
+  }
+
+  /**
+   * TLS on Flight when a certificate is configured; a key without one (or the reverse) is an error.
+   */
+  private static Optional<ServerTls> tls(Config tls) {
+    String cert = tls.getString("cert-file");
+    String key = tls.getString("key-file");
+    String clientCa = tls.getString("client-ca-file");
+    if (cert.isEmpty() && key.isEmpty()) {
+      if (!clientCa.isEmpty()) {
+        throw new IllegalArgumentException(
+            "floe.security.tls.client-ca-file needs cert-file and key-file (TLS) as well");
+      }
+      return Optional.empty();
+    }
+    if (cert.isEmpty() || key.isEmpty()) {
+      throw new IllegalArgumentException(
+          "floe.security.tls needs both cert-file and key-file (FLOE_TLS_CERT_FILE, FLOE_TLS_KEY_FILE)");
+    }
+    return Optional.of(
+        new ServerTls(
+            Path.of(cert),
+            Path.of(key),
+            clientCa.isEmpty() ? Optional.empty() : Optional.of(Path.of(clientCa))));
   }
 
   private static boolean discovery(String method) {
@@ -93,7 +123,9 @@ public record FloeSettings(
   /** The gateway's settings once the Flight port is known. */
   public GatewaySettings gateway(int boundPort) {
     return new GatewaySettings(
-        Location.forGrpcInsecure(advertisedHost, boundPort),
+        tls.isPresent()
+            ? Location.forGrpcTls(advertisedHost, boundPort)
+            : Location.forGrpcInsecure(advertisedHost, boundPort),
         askTimeout,
         askAttemptTimeout,
         loadWaitTimeout,

@@ -13,8 +13,10 @@ import io.grpc.protobuf.ProtoUtils;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
+import io.netty.handler.ssl.SslContext;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -69,13 +71,24 @@ public final class FloeFlightServer implements AutoCloseable {
       int backpressureThresholdBytes,
       Duration stallTimeout,
       CallHeaderAuthenticator authenticator,
+      Optional<SslContext> tls,
       Consumer<FlightServer.Builder> customizer) {
     public Settings(
         Location location,
         int backpressureThresholdBytes,
         Duration stallTimeout,
         CallHeaderAuthenticator authenticator) {
-      this(location, backpressureThresholdBytes, stallTimeout, authenticator, builder -> {});
+      this(location, backpressureThresholdBytes, stallTimeout, authenticator, Optional.empty());
+    }
+
+    /** With {@code tls}, the server speaks grpc+tls only. */
+    public Settings(
+        Location location,
+        int backpressureThresholdBytes,
+        Duration stallTimeout,
+        CallHeaderAuthenticator authenticator,
+        Optional<SslContext> tls) {
+      this(location, backpressureThresholdBytes, stallTimeout, authenticator, tls, builder -> {});
     }
   }
 
@@ -105,7 +118,12 @@ public final class FloeFlightServer implements AutoCloseable {
               .headerAuthenticator(settings.authenticator())
               .transportHint(
                   "grpc.builderConsumer",
-                  (Consumer<NettyServerBuilder>) grpc -> grpc.addService(service));
+                  (Consumer<NettyServerBuilder>)
+                      grpc -> {
+                        grpc.addService(service);
+                        // Here rather than Flight's useTls: the key manager reloads rotated files.
+                        settings.tls().ifPresent(grpc::sslContext);
+                      });
       settings.customizer().accept(builder);
       FlightServer server = builder.build().start();
       return new FloeFlightServer(server, executor, stallTimer);
