@@ -57,6 +57,17 @@ def _normalize(address: Union[str, fl.Location]) -> str:
     return f"grpc+tcp://{address}"
 
 
+def _pem(name: str, value: Union[str, bytes, os.PathLike]) -> bytes:
+    """PEM bytes given as such or as a file's path."""
+    if isinstance(value, bytes):
+        return value
+    try:
+        with open(value, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise ValueError(f"Unreadable {name} file {str(value)!r}: {e.strerror}") from e
+
+
 @dataclass(frozen=True)
 class Part:
     """What one endpoint serves, as its ticket says: rows ``[start, stop)`` of one slice."""
@@ -93,6 +104,11 @@ class FloeClient:
         bounds the memory a read holds ahead of its consumer.
     :param timeout: seconds for actions and planning calls (``None``: no limit). ``load`` with
         ``wait=True`` waits as long as the load takes unless this is set.
+    :param tls_root_certs: for ``grpc+tls://`` nodes, the CA bundle that signs their
+        certificates: a PEM file's path or its bytes; defaults to the file named by the
+        ``FLOE_TLS_CA_FILE`` environment variable, else the system's CAs.
+    :param cert_chain: for nodes that ask for client certificates (mutual TLS), this client's
+        certificate chain (PEM path or bytes); ``private_key`` is its key.
     :param token: the bearer token sent with every call (``Authorization: Bearer <token>``);
         defaults to the ``FLOE_TOKEN`` environment variable. Nodes without anonymous callers
         refuse calls without a known token (:class:`~floe.errors.Unauthenticated`), and a reader's
@@ -108,6 +124,9 @@ class FloeClient:
         queue_batches: int = 4,
         timeout: Optional[float] = None,
         token: Optional[str] = None,
+        tls_root_certs: Union[str, bytes, os.PathLike, None] = None,
+        cert_chain: Union[str, bytes, os.PathLike, None] = None,
+        private_key: Union[str, bytes, os.PathLike, None] = None,
     ):
         if prefetch < 1:
             raise ValueError("prefetch must be at least 1")
@@ -122,6 +141,17 @@ class FloeClient:
         if token is not None and (not token.strip() or any(c.isspace() for c in token)):
             raise ValueError("Invalid token: empty or with whitespace")
         self._headers = [(b"authorization", b"Bearer " + token.encode("ascii"))] if token else None
+        if (cert_chain is None) != (private_key is None):
+            raise ValueError("cert_chain and private_key go together (mutual TLS)")
+        if tls_root_certs is None and os.environ.get("FLOE_TLS_CA_FILE"):
+            tls_root_certs = os.environ["FLOE_TLS_CA_FILE"]
+        self._tls = {
+            name: _pem(name, value)
+            for name, value in (
+                ("tls_root_certs", tls_root_certs), ("cert_chain", cert_chain), ("private_key", private_key)
+            )
+            if value is not None
+        }
         self._clients: Dict[str, fl.FlightClient] = {}
         self._nodes: Dict[str, None] = {self.address: None}  # every node seen, in order
         self._lock = threading.Lock()
@@ -143,6 +173,7 @@ class FloeClient:
                         ("grpc.max_receive_message_length", -1),
                         ("grpc.max_send_message_length", -1),
                     ],
+                    **(self._tls if uri.startswith("grpc+tls") else {}),
                 )
                 self._clients[uri] = client
             return client

@@ -63,9 +63,13 @@ def classpath() -> str:
 class Node:
     """A Floe data node process on 127.0.0.1; ``address`` is its Flight URI."""
 
-    def __init__(self, classpath: str, log: Path, settings: dict = None, env: dict = None):
+    def __init__(
+        self, classpath: str, log: Path, settings: dict = None, env: dict = None, client_options: dict = None
+    ):
         self.port = free_port()
-        self.address = f"grpc+tcp://127.0.0.1:{self.port}"
+        tls = "floe.security.tls.cert-file" in (settings or {})
+        self.address = f"grpc+{'tls' if tls else 'tcp'}://127.0.0.1:{self.port}"
+        self.client_options = client_options or {}
         self.log = log
         command = [
             _java(),
@@ -106,7 +110,7 @@ class Node:
         """Waits until the node answers the ``list`` action."""
         deadline = time.monotonic() + timeout
         last = None
-        with FloeClient(self.address, timeout=5.0) as client:
+        with FloeClient(self.address, timeout=5.0, **self.client_options) as client:
             while time.monotonic() < deadline:
                 if self.process.poll() is not None:
                     pytest.fail(f"The Floe node exited with {self.process.returncode}:\n{self.tail()}")
