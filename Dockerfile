@@ -12,4 +12,4 @@ USER 10001:10001
 EXPOSE 47470 25520 8558
 # --add-opens here too so the image also runs without the StatefulSet's JAVA_TOOL_OPTIONS
 # (Arrow needs it on Java 17); heap and direct-memory sizes come from JAVA_TOOL_OPTIONS.
-ENTRYPOINT ["java", "--add-opens=java.base/java.nio=ALL-UNNAMED", "-cp", "/opt/floe/lib/*", "io.floe.node.Main"]
+ENTRYPOINT ["java", "--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED", "-cp", "/opt/floe/lib/*", "io.floe.node.Main"]

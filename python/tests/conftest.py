@@ -27,7 +27,7 @@ JOB_ROWS = 48_000
 FILES = 5
 SEED = 7
 NODE_START_TIMEOUT = 180.0
-JAVA_FLAGS = ["--add-opens=java.base/java.nio=ALL-UNNAMED", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
+JAVA_FLAGS = ["--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
 
 
 def _java() -> str:

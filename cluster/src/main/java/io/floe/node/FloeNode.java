@@ -155,7 +155,8 @@ public final class FloeNode implements AutoCloseable {
 
   public static FloeNode start(Config config) {
     try {
-      return new FloeNode(config, FloeSettings.fromConfig(config));
+      Config withState = DurableState.apply(config);
+      return new FloeNode(withState, FloeSettings.fromConfig(withState));
     } catch (IOException e) {
       throw new UncheckedIOException("Flight server failed to start", e);
     }

@@ -93,12 +93,40 @@ class KubernetesManifestsTest {
 
   @Test
   void nodeAddressesComeFromTheDownwardApi() {
-    for (String name :
-        List.of("FLOE_FLIGHT_ADVERTISED_HOST", "FLOE_REMOTE_HOST", "FLOE_MANAGEMENT_HOST")) {
+    for (String name : List.of("FLOE_REMOTE_HOST", "FLOE_MANAGEMENT_HOST")) {
       assertThat(fieldRef(name)).as("%s from the downward API", name).isEqualTo("status.podIP");
     }
     assertThat(fieldRef("FLOE_NAMESPACE")).isEqualTo("metadata.namespace");
     assertThat(envValue("FLOE_FLIGHT_BIND_HOST")).isEqualTo("0.0.0.0");
+    // Readers get the pod's DNS name under the headless Service, which a certificate can name.
+    assertThat(fieldRef("POD_NAME")).isEqualTo("metadata.name");
+    assertThat(fieldRef("POD_NAMESPACE")).isEqualTo("metadata.namespace");
+    assertThat(envValue("FLOE_FLIGHT_ADVERTISED_HOST"))
+        .isEqualTo(
+            "$(POD_NAME)." + text(statefulSet(), "spec", "serviceName") + ".$(POD_NAMESPACE).svc");
+  }
+
+  @Test
+  void tlsAndTheStateVolumeAreMounted() {
+    JsonNode sts = statefulSet();
+    Map<String, String> mounts = new java.util.HashMap<>();
+    container()
+        .path("volumeMounts")
+        .forEach(m -> mounts.put(m.path("name").asText(), m.path("mountPath").asText()));
+    assertThat(envValue("FLOE_TLS_CERT_FILE")).isEqualTo(mounts.get("tls") + "/tls.crt");
+    assertThat(envValue("FLOE_TLS_KEY_FILE")).isEqualTo(mounts.get("tls") + "/tls.key");
+    assertThat(envValue("FLOE_REMOTE_TRANSPORT")).isEqualTo("tls-tcp");
+    assertThat(envValue("FLOE_REMOTE_TLS_DIR")).isEqualTo(mounts.get("tls"));
+    assertThat(envValue("FLOE_STATE_DIR")).startsWith(mounts.get("state") + "/");
+    JsonNode claim = sts.path("spec").path("volumeClaimTemplates").get(0);
+    assertThat(text(claim, "metadata", "name")).isEqualTo("state");
+    List<String> secrets = new java.util.ArrayList<>();
+    sts.path("spec")
+        .path("template")
+        .path("spec")
+        .path("volumes")
+        .forEach(v -> secrets.add(v.path("secret").path("secretName").asText()));
+    assertThat(secrets).contains("floe-tls", "floe-auth");
   }
 
   @Test

@@ -22,7 +22,7 @@ public record GatewaySettings(
     Duration loadWaitTimeout,
     TicketSigner tickets) {
   public static final Duration ASK_TIMEOUT_DEFAULT = Duration.ofSeconds(30);
-  public static final Duration ASK_ATTEMPT_TIMEOUT_DEFAULT = Duration.ofSeconds(2);
+  public static final Duration ASK_ATTEMPT_TIMEOUT_DEFAULT = Duration.ofSeconds(1);
   public static final Duration LOAD_WAIT_TIMEOUT_DEFAULT = Duration.ofMinutes(30);
 
   public GatewaySettings {

@@ -83,6 +83,7 @@ public final class NodeProcess implements AutoCloseable {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("--add-opens=java.base/java.nio=ALL-UNNAMED");
+    command.add("--add-opens=java.base/sun.nio.ch=ALL-UNNAMED");
     command.add("-Xmx384m");
     command.add("-XX:MaxDirectMemorySize=1g");
     command.add("-XX:+UseSerialGC");
