@@ -98,7 +98,10 @@ public final class FloeNode implements AutoCloseable {
       NodeHealth.get(Adapter.toClassic(system)).shardingStarted();
       this.producer =
           new FloeProducer(
-              new DatasetQueries(system, gatewaySettings), resources.sliceStore(), gatewaySettings);
+              new DatasetQueries(system, gatewaySettings),
+              resources.sliceStore(),
+              gatewaySettings,
+              resources.allocator());
       forwarding.delegate(producer);
       NodeHealth.get(Adapter.toClassic(system)).flightServing(true);
       this.server = bound;

@@ -3,18 +3,28 @@ package io.floe.gateway;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.protocol.Json;
+import io.floe.slice.SliceStore;
+import org.apache.arrow.memory.BufferAllocator;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.cluster.Member;
 import org.apache.pekko.cluster.typed.Cluster;
 
-/** The cluster's members as this node sees them, for the {@code cluster} action. */
+/**
+ * The cluster's members as this node sees them, and this node's memory, for the {@code cluster}
+ * action.
+ */
 final class ClusterView {
   private final Cluster cluster;
   private final ShardingQuorum quorum;
+  private final BufferAllocator memory;
+  private final SliceStore slices;
 
-  ClusterView(ActorSystem<?> system, ShardingQuorum quorum) {
+  ClusterView(
+      ActorSystem<?> system, ShardingQuorum quorum, BufferAllocator memory, SliceStore slices) {
     this.cluster = Cluster.get(system);
     this.quorum = quorum;
+    this.memory = memory;
+    this.slices = slices;
   }
 
   ObjectNode toJson() {
@@ -33,6 +43,11 @@ final class ClusterView {
     node.put("data_nodes_up", quorum.up());
     node.put("min_data_nodes", quorum.minimum());
     quorum.shortfall().ifPresent(why -> node.put("warning", why));
+    // This node's own memory: what its slices and open streams hold of its Arrow limit.
+    ObjectNode own = node.putObject("memory");
+    own.put("arrow_allocated_bytes", memory.getAllocatedMemory());
+    own.put("arrow_limit_bytes", memory.getLimit());
+    own.put("slices_held", slices.size());
     return node;
   }
 }

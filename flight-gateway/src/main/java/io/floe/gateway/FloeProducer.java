@@ -93,7 +93,14 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
   private final ShardingQuorum quorum;
   private final Map<String, ActionRoute> actions;
 
-  public FloeProducer(DatasetQueries datasets, SliceStore slices, GatewaySettings settings) {
+  /**
+   * @param memory the node's root allocator, whose use and limit the {@code cluster} action shows
+   */
+  public FloeProducer(
+      DatasetQueries datasets,
+      SliceStore slices,
+      GatewaySettings settings,
+      org.apache.arrow.memory.BufferAllocator memory) {
     this.datasets = datasets;
     this.slices = slices;
     this.settings = settings;
@@ -101,7 +108,7 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
     this.jobs = new JobQueries(datasets.system(), settings);
     this.jobPlanner = new JobReadPlanner(settings.advertised(), settings.tickets(), orders);
     this.quorum = new ShardingQuorum(datasets.system());
-    this.clusterView = new ClusterView(datasets.system(), quorum);
+    this.clusterView = new ClusterView(datasets.system(), quorum, memory, slices);
     this.actions = routes();
   }
 
