@@ -175,6 +175,7 @@ _CODES: Dict[str, Tuple[Type[FloeError], bool]] = {
     "UNREADABLE_DATA": (InvalidRequest, False),
     "MEMORY_EXHAUSTED": (ResourceExhausted, False),
     "NODE_STARTING": (Unavailable, True),
+    "NODE_LEAVING": (Unavailable, True),
     "CLUSTER_TIMEOUT": (TimedOut, True),
     "STREAM_STALLED": (TimedOut, True),
     "CANCELLED": (Cancelled, True),

@@ -47,6 +47,7 @@ public final class FloeNode implements AutoCloseable {
   private final ActorSystem<Void> system;
   private final NodeResources resources;
   private final FloeProducer producer;
+  private final ForwardingProducer forwarding = new ForwardingProducer();
   private final FloeFlightServer server;
   private BufferAllocator flightAllocator;
   private boolean flightStopped;
@@ -76,7 +77,7 @@ public final class FloeNode implements AutoCloseable {
       // (configured as 0 in tests); requests that arrive before the producer is set get
       // UNAVAILABLE from the forwarding producer.
       Location bind = Location.forGrpcInsecure(settings.flightBindHost(), settings.flightPort());
-      ForwardingProducer forwarding = new ForwardingProducer();
+
       this.flightAllocator =
           resources.allocator().newChildAllocator("flight-server", 0, Long.MAX_VALUE);
       FloeFlightServer bound =
@@ -121,6 +122,7 @@ public final class FloeNode implements AutoCloseable {
             "floe-not-ready",
             () -> {
               NodeHealth.get(Adapter.toClassic(system)).leaving();
+              forwarding.leaving();
               return CompletableFuture.completedFuture(Done.getInstance());
             });
     // Flight keeps serving through hand-off: the slices this node held keep answering readers

@@ -15,12 +15,32 @@ import org.apache.arrow.flight.PutResult;
 import org.apache.arrow.flight.Result;
 import org.apache.arrow.flight.Ticket;
 
-/** Lets the Flight server start before the producer exists (it needs the bound port). */
+/**
+ * Lets the Flight server start before the producer exists (it needs the bound port), and lets a
+ * leaving node go on streaming the slices it still holds while refusing plans and actions at once:
+ * once its cluster membership ends, every question it would ask an entity waits out the whole ask
+ * timeout, while any other node answers.
+ */
 final class ForwardingProducer implements FlightProducer, TicketStreams {
   private volatile FloeProducer delegate;
+  private volatile boolean leaving;
 
   void delegate(FloeProducer producer) {
     this.delegate = producer;
+  }
+
+  /** From now on plans and actions are refused (NODE_LEAVING); DoGet goes on. */
+  void leaving() {
+    this.leaving = true;
+  }
+
+  /** The producer, for calls that need the cluster. */
+  private FloeProducer member() {
+    if (leaving) {
+      throw ErrorCode.NODE_LEAVING.exception(
+          "Node is leaving its cluster; plan and act through another node", null);
+    }
+    return target();
   }
 
   private FloeProducer target() {
@@ -44,23 +64,23 @@ final class ForwardingProducer implements FlightProducer, TicketStreams {
   @Override
   public void listFlights(
       CallContext context, Criteria criteria, StreamListener<FlightInfo> listener) {
-    target().listFlights(context, criteria, listener);
+    member().listFlights(context, criteria, listener);
   }
 
   @Override
   public FlightInfo getFlightInfo(CallContext context, FlightDescriptor descriptor) {
-    return target().getFlightInfo(context, descriptor);
+    return member().getFlightInfo(context, descriptor);
   }
 
   @Override
   public Runnable acceptPut(
       CallContext context, FlightStream flightStream, StreamListener<PutResult> ackStream) {
-    return target().acceptPut(context, flightStream, ackStream);
+    return member().acceptPut(context, flightStream, ackStream);
   }
 
   @Override
   public void doAction(CallContext context, Action action, StreamListener<Result> listener) {
-    target().doAction(context, action, listener);
+    member().doAction(context, action, listener);
   }
 
   @Override

@@ -56,6 +56,8 @@ public enum ErrorCode {
   MEMORY_EXHAUSTED(Status.RESOURCE_EXHAUSTED, false),
   /** The node is starting and does not serve yet. */
   NODE_STARTING(Status.UNAVAILABLE, true),
+  /** The node is leaving its cluster: it still streams what it holds but plans and acts no more. */
+  NODE_LEAVING(Status.UNAVAILABLE, true),
   /** The cluster did not answer in time (an entity moving, a node leaving). */
   CLUSTER_TIMEOUT(Status.TIMED_OUT, true),
   /** A stream's reader took nothing for longer than the node waits. */
