@@ -37,13 +37,6 @@ public final class FloeNode implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(FloeNode.class);
   private static final Duration STREAM_DRAIN = Duration.ofSeconds(10);
 
-  /**
-   * Bytes a stream may have queued in the transport before it waits for the reader. Flight's 10 MiB
-   * default keeps fewer than two multi-megabyte batches in flight, which stalls the pipe between
-   * batches; the bytes queued are the slice's own (sent without copying), not extra.
-   */
-  private static final int BACKPRESSURE_THRESHOLD_BYTES = 64 * 1024 * 1024;
-
   private final ActorSystem<Void> system;
   private final NodeResources resources;
   private final FloeProducer producer;
@@ -86,7 +79,7 @@ public final class FloeNode implements AutoCloseable {
               forwarding,
               new FloeFlightServer.Settings(
                   bind,
-                  BACKPRESSURE_THRESHOLD_BYTES,
+                  settings.streamBufferBytes(),
                   settings.stallTimeout(),
                   new BearerAuthenticator(settings.auth()),
                   tlsContext(settings)));

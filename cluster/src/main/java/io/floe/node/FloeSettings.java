@@ -24,6 +24,7 @@ import org.apache.arrow.flight.Location;
 public record FloeSettings(
     String flightBindHost,
     int flightPort,
+    int streamBufferBytes,
     String advertisedHost,
     long memoryLimitBytes,
     long sliceTargetBytes,
@@ -60,6 +61,7 @@ public record FloeSettings(
     return new FloeSettings(
         bind,
         floe.getInt("flight.port"),
+        Math.toIntExact(floe.getMemorySize("flight.stream-buffer").toBytes()),
         advertised.isEmpty() ? bind : advertised,
         floe.getMemorySize("memory.limit").toBytes(),
         floe.getMemorySize("load.slice-target-size").toBytes(),

@@ -7,6 +7,9 @@ public final class Main {
   private Main() {}
 
   public static void main(String[] args) {
+    // gRPC logs through java.util.logging; send it to logback with the rest.
+    org.slf4j.bridge.SLF4JBridgeHandler.removeHandlersForRootLogger();
+    org.slf4j.bridge.SLF4JBridgeHandler.install();
     FloeNode node = FloeNode.start(ConfigFactory.load());
     node.whenClosed().join();
   }
