@@ -9,8 +9,8 @@ most slices (deterministic mode) or the node holding the job's entity (dynamic m
 batch is leased and acknowledged). The read must still deliver every row exactly once; the figure
 is the longest pause between consecutive batches after the kill, against the longest one before.
 
-Run it with ``python/.venv/bin/python python/benchmarks/failover.py`` (about 6 minutes); the
-results go to docs/benchmarks.md by hand, with the machine and the date.
+Run it with ``./floe bench-failover`` (about 9 minutes; ``--only kill-slices,kill-entity`` for
+some scenarios); the results go to docs/benchmarks.md by hand, with the machine and the date.
 """
 
 from __future__ import annotations
@@ -214,7 +214,12 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--only", help="comma-separated scenario keys")
     parser.add_argument("--out", type=Path, default=ROOT / "data" / "bench-failover")
+    parser.add_argument("--verbose", action="store_true", help="the client's own log (retries, plans)")
     args = parser.parse_args()
+    if args.verbose:
+        import logging
+
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     table = ensure_table(ROOT / "data" / "bench-readers", args.rows, 32_768)
     wanted = set(args.only.split(",")) if args.only else None
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")

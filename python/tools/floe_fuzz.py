@@ -4,18 +4,20 @@ Unicode and hostile paths. Every answer must be a success or an error carrying o
 other than INTERNAL; anything else (no code, INTERNAL, a dropped connection) is a finding.
 
 Used by ``python/tests/test_fuzz.py`` (a few thousand requests in CI) and as a command for longer
-runs: ``python/.venv/bin/python python/tools/floe_fuzz.py --address grpc+tcp://127.0.0.1:47470
---requests 10000 --seed 1`` against a running node (``./floe node`` with anonymous operators and
-``FLOE_ALLOWED_LOCATIONS`` set to a scratch directory)."""
+runs: ``./floe fuzz --requests 10000 --seed 1`` starts a node of its own on 127.0.0.1 and a
+PyIceberg table; ``--address`` and ``--table`` aim it at a running node instead (one that lets
+anonymous operators in and may load the table)."""
 
 from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import json
 import random
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 import pyarrow as pa
@@ -214,13 +216,31 @@ def prepare(address: str, table: str) -> Dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--address", required=True)
-    parser.add_argument("--table", required=True, help="a table the node may load (for the real names)")
+    parser.add_argument("--address", help="a running node (default: start one on 127.0.0.1)")
+    parser.add_argument("--table", help="a table the node may load (default: a PyIceberg table written here)")
     parser.add_argument("--requests", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    valid = prepare(args.address, args.table)
-    tally = run(args.address, args.requests, args.seed, valid,
+    with contextlib.ExitStack() as stack:
+        address, table = args.address, args.table
+        if address is None or table is None:
+            sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+            from readers import ROOT, FloeNode, ensure_table
+
+            if table is None:
+                table = ensure_table(ROOT / "data" / "bench-readers", 200_000).metadata_location
+            if address is None:
+                node = FloeNode(ROOT / "data" / "fuzz" / "node.log", "1GiB")
+                stack.callback(node.stop)
+                node.wait_serving()
+                address = node.address
+                print(f"node {address} (log data/fuzz/node.log)", flush=True)
+        fuzz(address, table, args)
+
+
+def fuzz(address: str, table: str, args) -> None:
+    valid = prepare(address, table)
+    tally = run(address, args.requests, args.seed, valid,
                 progress=lambda t: print(f"  {t.requests:,} requests, {t.ok:,} ok, {len(t.findings)} findings",
                                          flush=True))
     print(json.dumps({"requests": tally.requests, "ok": tally.ok, "codes": dict(tally.codes.most_common()),
