@@ -49,8 +49,10 @@ public final class NodeResources implements AutoCloseable {
             t.setDaemon(true);
             return t;
           });
+
+  /** Null until the node's Flight server is bound; slices load only after that. */
   private final java.util.concurrent.atomic.AtomicReference<String> advertised =
-      new java.util.concurrent.atomic.AtomicReference<>("unbound");
+      new java.util.concurrent.atomic.AtomicReference<>();
 
   private NodeResources(Builder builder) {
     this.allocator = io.floe.arrow.NodeAllocation.root(builder.memoryLimitBytes);
@@ -150,7 +152,11 @@ public final class NodeResources implements AutoCloseable {
 
   /** Where readers reach this node's Flight server (a URI); known once the server is bound. */
   public String advertisedLocation() {
-    return advertised.get();
+    String location = advertised.get();
+    if (location == null) {
+      throw new IllegalStateException("The node's Flight location is not known yet");
+    }
+    return location;
   }
 
   public void advertise(String location) {

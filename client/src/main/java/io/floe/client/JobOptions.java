@@ -2,12 +2,13 @@ package io.floe.client;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.job.JobMode;
 import io.floe.job.JobSpec;
+import io.floe.job.TailPolicy;
 import io.floe.protocol.Json;
 import io.floe.spec.DatasetSpec;
 import io.floe.util.Preconditions;
 import java.util.List;
-import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -20,38 +21,6 @@ import java.util.Objects;
  * default, describe the same job to the server but are not {@link #equals} here.
  */
 public final class JobOptions {
-  /** How batches reach workers. */
-  public enum Mode {
-    /** Rank {@code r} of {@code W} reads its share of every global batch, in a fixed order. */
-    DETERMINISTIC,
-    /** Workers lease whole global batches one at a time and acknowledge them. */
-    DYNAMIC;
-
-    String wireName() {
-      return name().toLowerCase(Locale.ROOT);
-    }
-
-    static Mode fromWire(String name) {
-      return valueOf(name.toUpperCase(Locale.ROOT));
-    }
-  }
-
-  /** What happens to the last, partial global batch of an epoch. */
-  public enum Tail {
-    /** Left out: an epoch has {@code floor(rows / batch_rows)} batches. */
-    DROP,
-    /** Filled by repeating the epoch's first positions: {@code ceil(rows / batch_rows)} batches. */
-    PAD;
-
-    String wireName() {
-      return name().toLowerCase(Locale.ROOT);
-    }
-
-    static Tail fromWire(String name) {
-      return valueOf(name.toUpperCase(Locale.ROOT));
-    }
-  }
-
   // The server's own limits and defaults (io.floe.job.JobSpec), one copy for both sides.
   public static final int BATCH_ROWS_MAX = JobSpec.MAX_BATCH_ROWS;
   public static final long SEED_DEFAULT = 0;
@@ -68,9 +37,9 @@ public final class JobOptions {
   private final int batchRows;
   private final Long seed;
   private final Boolean shuffle;
-  private final Mode mode;
+  private final JobMode mode;
   private final List<String> columns;
-  private final Tail tail;
+  private final TailPolicy tail;
   private final Integer blockRows;
   private final Integer windowBlocks;
   private final Long leaseTimeoutMs;
@@ -136,8 +105,8 @@ public final class JobOptions {
     return shuffle == null || shuffle;
   }
 
-  public Mode mode() {
-    return mode == null ? Mode.DETERMINISTIC : mode;
+  public JobMode mode() {
+    return mode == null ? JobMode.DETERMINISTIC : mode;
   }
 
   /** The columns asked for, in order; empty for all of the dataset's columns. */
@@ -145,8 +114,8 @@ public final class JobOptions {
     return columns == null ? List.of() : columns;
   }
 
-  public Tail tail() {
-    return tail == null ? Tail.DROP : tail;
+  public TailPolicy tail() {
+    return tail == null ? TailPolicy.DROP : tail;
   }
 
   public int blockRows() {
@@ -262,9 +231,9 @@ public final class JobOptions {
     private final int batchRows;
     private Long seed;
     private Boolean shuffle;
-    private Mode mode;
+    private JobMode mode;
     private List<String> columns;
-    private Tail tail;
+    private TailPolicy tail;
     private Integer blockRows;
     private Integer windowBlocks;
     private Long leaseTimeoutMs;
@@ -301,7 +270,7 @@ public final class JobOptions {
       return this;
     }
 
-    public Builder mode(Mode newMode) {
+    public Builder mode(JobMode newMode) {
       this.mode = Objects.requireNonNull(newMode, "mode");
       return this;
     }
@@ -320,7 +289,7 @@ public final class JobOptions {
       return columns(List.of(newColumns));
     }
 
-    public Builder tail(Tail newTail) {
+    public Builder tail(TailPolicy newTail) {
       this.tail = Objects.requireNonNull(newTail, "tail");
       return this;
     }

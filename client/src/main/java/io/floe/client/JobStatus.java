@@ -16,7 +16,7 @@ import java.util.List;
 public record JobStatus(
     String job,
     String dataset,
-    JobOptions.Mode mode,
+    io.floe.job.JobMode mode,
     long rows,
     long batchesPerEpoch,
     String layout,
@@ -51,7 +51,7 @@ public record JobStatus(
     return new JobStatus(
         json.path("job").asText(),
         json.path("dataset").asText(),
-        mode.isEmpty() ? null : JobOptions.Mode.fromWire(mode),
+        mode.isEmpty() ? null : io.floe.job.JobMode.parse(mode),
         json.path("rows").asLong(),
         json.path("batches_per_epoch").asLong(),
         json.path("layout").asText(null),

@@ -53,7 +53,7 @@ class DynamicJobTest {
 
   private static JobOptions.Builder dynamic(String id) {
     return JobOptions.builder(id, DATASET, BATCH_ROWS)
-        .mode(JobOptions.Mode.DYNAMIC)
+        .mode(io.floe.job.JobMode.DYNAMIC)
         .seed(3)
         .blockRows(512);
   }

@@ -120,7 +120,7 @@ class JobBadInputTest {
   @Test
   void anUnknownLeaseIsNotFound() {
     client.registerJob(
-        JobOptions.builder("leases", DATASET, 100).mode(JobOptions.Mode.DYNAMIC).build());
+        JobOptions.builder("leases", DATASET, 100).mode(io.floe.job.JobMode.DYNAMIC).build());
     assertStatus(
         () ->
             action(

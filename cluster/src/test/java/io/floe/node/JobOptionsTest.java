@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.floe.client.JobCheckpoint;
 import io.floe.client.JobOptions;
-import io.floe.client.JobOptions.Mode;
-import io.floe.client.JobOptions.Tail;
+import io.floe.job.JobMode;
+import io.floe.job.TailPolicy;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
@@ -26,8 +26,8 @@ class JobOptionsTest {
         .isEqualTo("{\"job\":\"resnet-a\",\"dataset\":\"clicks\",\"batch_rows\":256}");
     assertThat(options.seed()).isZero();
     assertThat(options.shuffled()).isTrue();
-    assertThat(options.mode()).isEqualTo(Mode.DETERMINISTIC);
-    assertThat(options.tail()).isEqualTo(Tail.DROP);
+    assertThat(options.mode()).isEqualTo(JobMode.DETERMINISTIC);
+    assertThat(options.tail()).isEqualTo(TailPolicy.DROP);
     assertThat(options.blockRows()).isEqualTo(4096);
     assertThat(options.windowBlocks()).isEqualTo(16);
     assertThat(options.leaseTimeoutMs()).isEqualTo(30_000);
@@ -40,9 +40,9 @@ class JobOptionsTest {
         JobOptions.builder("resnet-a", "clicks", 256)
             .seed(7)
             .globalOrder()
-            .mode(Mode.DYNAMIC)
+            .mode(JobMode.DYNAMIC)
             .columns("x", "id")
-            .tail(Tail.PAD)
+            .tail(TailPolicy.PAD)
             .blockRows(1024)
             .windowBlocks(8)
             .leaseTimeoutMs(500)

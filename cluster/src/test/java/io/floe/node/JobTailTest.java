@@ -7,7 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.floe.client.FloeClient;
 import io.floe.client.JobOptions;
-import io.floe.client.JobOptions.Tail;
+import io.floe.job.TailPolicy;
 import io.floe.spec.DatasetSpec;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -58,7 +58,7 @@ class JobTailTest {
     JobOptions options =
         JobOptions.builder("drop-in-order", DATASET, BATCH_ROWS)
             .globalOrder()
-            .tail(Tail.DROP)
+            .tail(TailPolicy.DROP)
             .build();
     assertThat(client.registerJob(options).batchesPerEpoch()).isEqualTo(FULL_BATCHES);
     for (int worldSize : new int[] {1, 3, 4}) {
@@ -73,7 +73,7 @@ class JobTailTest {
     JobOptions options =
         JobOptions.builder("pad-in-order", DATASET, BATCH_ROWS)
             .globalOrder()
-            .tail(Tail.PAD)
+            .tail(TailPolicy.PAD)
             .build();
     assertThat(client.registerJob(options).batchesPerEpoch()).isEqualTo(FULL_BATCHES + 1);
     List<Long> lastBatch = new ArrayList<>(globalOrder.subList(ROWS - REST, ROWS));
@@ -111,7 +111,7 @@ class JobTailTest {
             .seed(42)
             .blockRows(200)
             .windowBlocks(3)
-            .tail(Tail.DROP)
+            .tail(TailPolicy.DROP)
             .build();
     List<List<Long>> dropped = readEpoch(client, drop, 2, 2);
     assertThat(sortedWithin(dropped)).isEqualTo(expectedFull);
@@ -122,7 +122,7 @@ class JobTailTest {
             .seed(42)
             .blockRows(200)
             .windowBlocks(3)
-            .tail(Tail.PAD)
+            .tail(TailPolicy.PAD)
             .build();
     List<List<Long>> padded = readEpoch(client, pad, 2, 3);
     List<List<Long>> expected = new ArrayList<>(expectedFull);

@@ -6,8 +6,8 @@ import io.floe.client.DynamicJobReader;
 import io.floe.client.FloeClient;
 import io.floe.client.JobBatch;
 import io.floe.client.JobOptions;
-import io.floe.client.JobOptions.Tail;
 import io.floe.client.JobReader;
+import io.floe.job.TailPolicy;
 import io.floe.protocol.LoadRequest;
 import io.floe.spec.DatasetSpec;
 import io.floe.testing.ArrowRecords;
@@ -85,11 +85,11 @@ class JobsSharingADatasetTest {
             .windowBlocks(2)
             .build();
     JobOptions everything =
-        JobOptions.builder("everything", DATASET, 96).globalOrder().tail(Tail.PAD).build();
+        JobOptions.builder("everything", DATASET, 96).globalOrder().tail(TailPolicy.PAD).build();
     JobOptions leased =
         JobOptions.builder("leased", DATASET, 75)
             .columns("uuid_col", "double_col", "id")
-            .mode(JobOptions.Mode.DYNAMIC)
+            .mode(io.floe.job.JobMode.DYNAMIC)
             .seed(4)
             .blockRows(150)
             .windowBlocks(2)

@@ -104,9 +104,9 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
     this.datasets = datasets;
     this.slices = slices;
     this.settings = settings;
-    this.planner = new ReadPlanner(settings.advertised(), settings.tickets());
+    this.planner = new ReadPlanner(settings.tickets());
     this.jobs = new JobQueries(datasets.system(), settings);
-    this.jobPlanner = new JobReadPlanner(settings.advertised(), settings.tickets(), orders);
+    this.jobPlanner = new JobReadPlanner(settings.tickets(), orders);
     this.quorum = new ShardingQuorum(datasets.system());
     this.clusterView = new ClusterView(datasets.system(), quorum, memory, slices);
     this.actions = routes();

@@ -15,7 +15,6 @@ import java.util.List;
 import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightEndpoint;
 import org.apache.arrow.flight.FlightInfo;
-import org.apache.arrow.flight.Location;
 
 /**
  * Plans a job read: finds which slices hold the rank's rows of the listed batches and gives one
@@ -24,12 +23,10 @@ import org.apache.arrow.flight.Location;
  * in endpoint (slice) order.
  */
 final class JobReadPlanner {
-  private final Location self;
   private final TicketSigner tickets;
   private final JobOrders orders;
 
-  JobReadPlanner(Location self, TicketSigner tickets, JobOrders orders) {
-    this.self = self;
+  JobReadPlanner(TicketSigner tickets, JobOrders orders) {
     this.tickets = tickets;
     this.orders = orders;
   }
@@ -103,7 +100,8 @@ final class JobReadPlanner {
               batchTo,
               request.batchStep());
       endpoints.add(
-          new FlightEndpoint(tickets.sign(ticket), ReadPlanner.holder(slice.holder(), self)));
+          new FlightEndpoint(
+              tickets.sign(ticket), ReadPlanner.holder(slice.sliceId(), slice.holder())));
     }
     long records = batches * share.rowsPerBatch();
     double bytesPerRow = layout.rows() == 0 ? 0 : (double) layout.bytes() / layout.rows();

@@ -17,11 +17,9 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * endpoint whose ticket names exactly those rows, located at the node that holds the slice.
  */
 final class ReadPlanner {
-  private final Location self;
   private final TicketSigner tickets;
 
-  ReadPlanner(Location self, TicketSigner tickets) {
-    this.self = self;
+  ReadPlanner(TicketSigner tickets) {
     this.tickets = tickets;
   }
 
@@ -37,7 +35,8 @@ final class ReadPlanner {
     double bytes = 0;
     for (DatasetLayout.SlicePart part : layout.parts(range[0], range[1])) {
       FloeTicket ticket = new FloeTicket(layout.name(), part.sliceId(), part.from(), part.to());
-      endpoints.add(new FlightEndpoint(tickets.sign(ticket), holder(part.holder(), self)));
+      endpoints.add(
+          new FlightEndpoint(tickets.sign(ticket), holder(part.sliceId(), part.holder())));
       DatasetLayout.SliceRows slice = slice(layout, part.sliceId());
       bytes += slice.rows() == 0 ? 0 : (double) slice.bytes() * part.rows() / slice.rows();
     }
@@ -48,12 +47,17 @@ final class ReadPlanner {
         .build();
   }
 
-  /** The node holding a slice, or {@code self} when the holder is unknown or unreadable. */
-  static Location holder(String holder, Location self) {
+  /**
+   * The node holding a slice. A holder that is not a Flight location is a node's mistake (it loaded
+   * the slice before its server was bound): the plan fails rather than send readers to a node that
+   * does not hold the slice.
+   */
+  static Location holder(String sliceId, String holder) {
     try {
       return new Location(holder);
     } catch (java.net.URISyntaxException | RuntimeException e) {
-      return self;
+      throw new IllegalStateException(
+          "Slice " + sliceId + " has no usable holder location: '" + holder + "'", e);
     }
   }
 

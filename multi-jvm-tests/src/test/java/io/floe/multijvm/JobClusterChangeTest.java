@@ -52,7 +52,7 @@ class JobClusterChangeTest {
     JobOptions dynamic =
         JobOptions.builder("dyn", "events", BATCH_ROWS)
             .seed(4)
-            .mode(JobOptions.Mode.DYNAMIC)
+            .mode(io.floe.job.JobMode.DYNAMIC)
             .leaseTimeoutMs(5_000)
             .build();
     try (TestCluster cluster = TestCluster.start(3, ClusterChangeTest.SETTINGS);
