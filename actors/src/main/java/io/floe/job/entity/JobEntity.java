@@ -27,6 +27,7 @@ import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 import org.apache.pekko.actor.typed.javadsl.StashBuffer;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 import org.apache.pekko.cluster.ddata.LWWMap;
 import org.apache.pekko.cluster.ddata.SelfUniqueAddress;
 import org.apache.pekko.cluster.ddata.typed.javadsl.DistributedData;
@@ -69,6 +70,8 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
 
   /** Acknowledgements are written to the record in groups, at most this often. */
   private static final java.time.Duration FLUSH_EVERY = java.time.Duration.ofMillis(25);
+
+  private static final String FLUSH_TIMER = "flush";
 
   private static final int STASH_CAPACITY = 10_000;
 
@@ -175,15 +178,14 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
     return Behaviors.setup(
         ctx ->
             Behaviors.withTimers(
-                timers -> {
-                  timers.startTimerWithFixedDelay(new Flush(), FLUSH_EVERY);
-                  return Behaviors.withStash(
-                      STASH_CAPACITY,
-                      stash ->
-                          DistributedData.withReplicatorMessageAdapter(
-                              (ReplicatorMessageAdapter<Command, LWWMap<String, JobRecord>>
-                                      replicator) -> recover(ctx, entity, stash, replicator)));
-                }));
+                timers ->
+                    Behaviors.withStash(
+                        STASH_CAPACITY,
+                        stash ->
+                            DistributedData.withReplicatorMessageAdapter(
+                                (ReplicatorMessageAdapter<Command, LWWMap<String, JobRecord>>
+                                        replicator) ->
+                                    recover(ctx, entity, stash, replicator, timers)))));
   }
 
   /** Reads the job's record (if any) before taking messages, stashing them meanwhile. */
@@ -191,7 +193,8 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
       ActorContext<Command> ctx,
       EntityContext<Command> entity,
       StashBuffer<Command> stash,
-      ReplicatorMessageAdapter<Command, LWWMap<String, JobRecord>> replicator) {
+      ReplicatorMessageAdapter<Command, LWWMap<String, JobRecord>> replicator,
+      TimerScheduler<Command> timers) {
     String jobId = entity.getEntityId();
     askRecord(replicator, jobId, JobDirectory.read());
     return Behaviors.receive(Command.class)
@@ -207,7 +210,8 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
                   "Job '{}' entity started on this node {}",
                   jobId,
                   read.record() != null ? "from its record" : "with no record yet");
-              return stash.unstashAll(new JobEntity(ctx, entity, stash, replicator, read.record()));
+              return stash.unstashAll(
+                  new JobEntity(ctx, entity, stash, replicator, timers, read.record()));
             })
         .onMessage(
             Command.class,
@@ -230,6 +234,7 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
   private final ReplicatorMessageAdapter<Command, LWWMap<String, JobRecord>> replicator;
   private final SelfUniqueAddress node;
   private final StashBuffer<Command> stash;
+  private final TimerScheduler<Command> timers;
   private JobSpec spec;
 
   /** The layout the job was registered on; its identity with the spec. */
@@ -271,8 +276,10 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
       EntityContext<Command> entity,
       StashBuffer<Command> stash,
       ReplicatorMessageAdapter<Command, LWWMap<String, JobRecord>> replicator,
+      TimerScheduler<Command> timers,
       JobRecord record) {
     super(ctx);
+    this.timers = timers;
     this.jobId = entity.getEntityId();
     this.entity = entity;
     this.stash = stash;
@@ -548,7 +555,7 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
     EpochLeases.AckOutcome outcome = book(ack.epoch()).ack(ack.lease(), now());
     if (outcome == EpochLeases.AckOutcome.ACKNOWLEDGED) {
       // Answered once a majority holds it, so that it survives this node.
-      unwritten.add(() -> ack.replyTo().tell(new AckReply.Answered(AckReply.Outcome.ACKNOWLEDGED)));
+      awaitWrite(() -> ack.replyTo().tell(new AckReply.Answered(AckReply.Outcome.ACKNOWLEDGED)));
     } else if (outcome == EpochLeases.AckOutcome.UNKNOWN) {
       ack.replyTo()
           .tell(
@@ -559,7 +566,7 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
     } else if (outcome == EpochLeases.AckOutcome.DUPLICATE && (writing || !unwritten.isEmpty())) {
       // An ack asked again (its first answer was lost or late) may find its batch counted but
       // not yet on a majority: "duplicate" promises it is kept, so it waits for the next write.
-      unwritten.add(() -> ack.replyTo().tell(new AckReply.Answered(AckReply.Outcome.DUPLICATE)));
+      awaitWrite(() -> ack.replyTo().tell(new AckReply.Answered(AckReply.Outcome.DUPLICATE)));
     } else {
       ack.replyTo()
           .tell(
@@ -591,6 +598,21 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
               epoch, jobId, epochs.firstKey()));
     }
     return null;
+  }
+
+  /**
+   * Queues a reply for the next write of the record. Writes go out at most every FLUSH_EVERY, so
+   * acknowledgements arriving together share one; the timer runs only while replies wait.
+   */
+  private void awaitWrite(Runnable reply) {
+    unwritten.add(reply);
+    scheduleFlush();
+  }
+
+  private void scheduleFlush() {
+    if (!timers.isTimerActive(FLUSH_TIMER)) {
+      timers.startSingleTimer(FLUSH_TIMER, new Flush(), FLUSH_EVERY);
+    }
   }
 
   private Behavior<Command> onFlush() {
@@ -647,6 +669,9 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
       if (unwritten.isEmpty() && spec != null) {
         unwritten.add(() -> {});
       }
+    }
+    if (!unwritten.isEmpty()) {
+      scheduleFlush(); // replies that came in while this write was out
     }
     return this;
   }
