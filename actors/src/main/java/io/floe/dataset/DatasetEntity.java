@@ -266,7 +266,10 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
   private DatasetSpec spec;
   private long generation;
   private long requestedAtNanos;
-  private double secondsToReady = -1;
+
+  /** Seconds from the load request to READY; null until then. */
+  private Double secondsToReady;
+
   private Failure failure;
 
   /** The version readers plan with (or the first one, while it loads). */
@@ -381,7 +384,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     state = DatasetState.PLANNING;
     failure = null;
     current = null;
-    secondsToReady = -1;
+    secondsToReady = null;
     requestedAtNanos = System.nanoTime();
     LOG.info("Dataset '{}': planning {}", name, toPlan.table());
     plan(toPlan, newGeneration, Planned::new);
@@ -459,7 +462,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     if (next == null && (refresh == null || !RefreshReport.RUNNING.equals(refresh.state()))) {
       refreshStartedNanos = System.nanoTime();
       refresh =
-          new RefreshReport(RefreshReport.RUNNING, current.snapshotId(), -1, 0, 0, 0, 0, null);
+          new RefreshReport(RefreshReport.RUNNING, current.snapshotId(), null, 0, 0, 0, 0, null);
       LOG.info("Dataset '{}': refreshing from snapshot {}", name, current.snapshotId());
       plan(spec.withSnapshotId(null), generation, RefreshPlanned::new);
     }
@@ -479,7 +482,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     if (planned.failure() != null) {
       Failure why = Failure.of(planned.failure());
       LOG.warn("Dataset '{}': refresh failed ({}): {}", name, why.kind(), why.message());
-      finishRefresh(new RefreshReport(RefreshReport.FAILED, from, -1, 0, 0, 0, seconds(), why));
+      finishRefresh(new RefreshReport(RefreshReport.FAILED, from, null, 0, 0, 0, seconds(), why));
       return this;
     }
     ScanPlan plan = planned.plan();
@@ -730,7 +733,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     if ((state == DatasetState.LOADING || state == DatasetState.DEGRADED) && current.complete()) {
       boolean first = state == DatasetState.LOADING;
       state = DatasetState.READY;
-      if (secondsToReady < 0) {
+      if (secondsToReady == null) {
         secondsToReady = (System.nanoTime() - requestedAtNanos) / 1e9;
       }
       LOG.info(
@@ -993,7 +996,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
         current == null ? 0 : current.size(),
         current == null ? 0 : current.rows(),
         current == null ? 0 : current.bytes(),
-        current == null ? -1 : current.snapshotId(),
+        current == null ? null : current.snapshotId(),
         failure,
         secondsToReady,
         current == null ? null : current.decoders(),

@@ -9,7 +9,8 @@ import java.util.List;
  *
  * @param source where its table came from, once planned; else null
  * @param failure why it FAILED, or null
- * @param secondsToReady seconds from the load request to READY, or -1 before that
+ * @param snapshotId the snapshot it serves; null before its table is planned
+ * @param secondsToReady seconds from the load request to READY; null before that
  * @param decoders how many held slices each reader decoded: vectorized, generic, mixed
  * @param refresh its last refresh, or null
  * @param retained older layouts kept for the jobs that still read them
@@ -22,9 +23,9 @@ public record DatasetStatus(
     int slicesTotal,
     long rows,
     long bytes,
-    long snapshotId,
+    Long snapshotId,
     Failure failure,
-    double secondsToReady,
+    Double secondsToReady,
     java.util.Map<String, Integer> decoders,
     RefreshReport refresh,
     List<RetainedLayout> retained)
@@ -36,7 +37,7 @@ public record DatasetStatus(
 
   public static DatasetStatus absent(String name) {
     return new DatasetStatus(
-        name, null, DatasetState.ABSENT, 0, 0, 0, 0, -1, null, -1, null, null, List.of());
+        name, null, DatasetState.ABSENT, 0, 0, 0, 0, null, null, null, null, null, List.of());
   }
 
   /**

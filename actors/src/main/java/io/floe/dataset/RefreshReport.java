@@ -7,6 +7,7 @@ import io.floe.serialization.CborSerializable;
  * loaded anew and freed, and how it ended.
  *
  * @param state RUNNING, DONE (the new layout serves), UNCHANGED (no newer snapshot) or FAILED
+ * @param toSnapshot the snapshot it moves to; null while it is RUNNING or when it FAILED
  * @param freed slices of the replaced layout freed (after the retire linger), or to be freed;
  *     slices a job's epoch still reads are freed once it moves on
  * @param failure why it FAILED, or null; the dataset goes on serving the old layout
@@ -14,7 +15,7 @@ import io.floe.serialization.CborSerializable;
 public record RefreshReport(
     String state,
     long fromSnapshot,
-    long toSnapshot,
+    Long toSnapshot,
     int kept,
     int loaded,
     int freed,

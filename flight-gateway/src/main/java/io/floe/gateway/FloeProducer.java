@@ -505,7 +505,7 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
         ErrorCode.LAYOUT_CHANGED,
         String.format(
             "Dataset '%s' changed: it no longer holds layout %s, which job '%s' read epoch %d"
-                + " from (it serves snapshot %d now); register the job again or read a later"
+                + " from (it serves snapshot %s now); register the job again or read a later"
                 + " epoch",
             dataset, fingerprint, job, epoch, reply.status().snapshotId()));
   }

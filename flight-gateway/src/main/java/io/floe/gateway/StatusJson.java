@@ -26,10 +26,10 @@ public final class StatusJson {
     node.put("slices_total", status.slicesTotal());
     node.put("rows", status.rows());
     node.put("bytes", status.bytes());
-    if (status.snapshotId() >= 0) {
+    if (status.snapshotId() != null) {
       node.put("snapshot_id", status.snapshotId());
     }
-    if (status.secondsToReady() >= 0) {
+    if (status.secondsToReady() != null) {
       node.put("seconds_to_ready", status.secondsToReady());
     }
     if (!status.decoders().isEmpty()) {
@@ -41,7 +41,7 @@ public final class StatusJson {
       ObjectNode refresh = node.putObject("refresh");
       refresh.put("state", report.state());
       refresh.put("from_snapshot", report.fromSnapshot());
-      if (report.toSnapshot() >= 0) {
+      if (report.toSnapshot() != null) {
         refresh.put("to_snapshot", report.toSnapshot());
       }
       refresh.put("slices_kept", report.kept());
