@@ -7,6 +7,7 @@ import io.floe.gateway.DatasetQueries;
 import io.floe.gateway.FloeFlightServer;
 import io.floe.gateway.FloeProducer;
 import io.floe.gateway.GatewaySettings;
+import io.floe.gateway.StreamMetrics;
 import io.floe.slice.SliceEntity;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -58,6 +59,8 @@ public final class FloeNode implements AutoCloseable {
     this.system = ActorSystem.create(Behaviors.empty(), "floe", config);
     try {
       Cluster cluster = Cluster.get(system);
+      NodeMetrics metrics = NodeMetrics.get(Adapter.toClassic(system));
+      metrics.bindMemory(resources.allocator(), () -> resources.sliceStore().size());
       if (settings.managementEnabled()) {
         PekkoManagement.get(Adapter.toClassic(system)).start();
       }
@@ -82,7 +85,8 @@ public final class FloeNode implements AutoCloseable {
                   settings.streamBufferBytes(),
                   settings.stallTimeout(),
                   new BearerAuthenticator(settings.auth()),
-                  tlsContext(settings)));
+                  tlsContext(settings),
+                  new StreamMetrics(metrics.registry())));
       GatewaySettings gatewaySettings = settings.gateway(bound.port());
       resources.advertise(gatewaySettings.advertised().getUri().toString());
 

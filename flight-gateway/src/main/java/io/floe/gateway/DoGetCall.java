@@ -22,6 +22,7 @@ final class DoGetCall {
   private final BatchSource source;
   private final Duration stallTimeout;
   private final ScheduledExecutorService timer;
+  private final StreamMetrics metrics;
   private boolean schemaSent;
   private boolean ended;
   private long batches;
@@ -33,11 +34,13 @@ final class DoGetCall {
       ServerCallStreamObserver<FlightFrame> observer,
       BatchSource source,
       Duration stallTimeout,
-      ScheduledExecutorService timer) {
+      ScheduledExecutorService timer,
+      StreamMetrics metrics) {
     this.observer = observer;
     this.source = source;
     this.stallTimeout = stallTimeout;
     this.timer = timer;
+    this.metrics = metrics;
   }
 
   /**
@@ -47,8 +50,10 @@ final class DoGetCall {
       ServerCallStreamObserver<FlightFrame> observer,
       BatchSource source,
       Duration stallTimeout,
-      ScheduledExecutorService timer) {
-    DoGetCall call = new DoGetCall(observer, source, stallTimeout, timer);
+      ScheduledExecutorService timer,
+      StreamMetrics metrics) {
+    DoGetCall call = new DoGetCall(observer, source, stallTimeout, timer, metrics);
+    metrics.opened();
     observer.setOnCancelHandler(call::cancelled);
     observer.setOnReadyHandler(call::pump);
     // gRPC runs the ready handler once the call is ready, also when it already was.
@@ -68,7 +73,7 @@ final class DoGetCall {
         } else {
           frame = source.next();
           if (frame == null) {
-            end();
+            end(StreamMetrics.Outcome.COMPLETED);
             observer.onCompleted();
             LOG.debug("DoGet answered: {} batches", batches);
             return;
@@ -82,6 +87,7 @@ final class DoGetCall {
       }
       if (blockedSince == 0) {
         blockedSince = System.nanoTime();
+        metrics.waitingStarted();
         watch(stallTimeout.toNanos());
       }
     } catch (RuntimeException e) {
@@ -90,7 +96,8 @@ final class DoGetCall {
   }
 
   private void send(FlightFrame frame) {
-    blockedSince = 0;
+    unblocked();
+    metrics.sent(frame);
     try {
       observer.onNext(frame);
     } finally {
@@ -114,28 +121,42 @@ final class DoGetCall {
     }
     fail(
         FlightErrors.error(
-            ErrorCode.STREAM_STALLED, "Reader did not take data for " + stallTimeout));
+            ErrorCode.STREAM_STALLED, "Reader did not take data for " + stallTimeout),
+        StreamMetrics.Outcome.STALLED);
   }
 
   private synchronized void cancelled() {
     if (!ended) {
       LOG.debug("DoGet cancelled by the reader after {} batches", batches);
-      end();
+      end(StreamMetrics.Outcome.CANCELLED);
     }
   }
 
   private void fail(Throwable error) {
+    fail(error, StreamMetrics.Outcome.FAILED);
+  }
+
+  private void fail(Throwable error, StreamMetrics.Outcome outcome) {
     if (ended) {
       return;
     }
-    end();
+    end(outcome);
     RuntimeException status = FlightErrors.wrap(error);
     LOG.debug("DoGet failed after {} batches: {}", batches, status.toString());
     observer.onError(StatusUtils.toGrpcException(status));
   }
 
-  private void end() {
+  private void unblocked() {
+    if (blockedSince != 0) {
+      blockedSince = 0;
+      metrics.waitingEnded();
+    }
+  }
+
+  private void end(StreamMetrics.Outcome outcome) {
     ended = true;
+    unblocked();
+    metrics.ended(outcome);
     source.close();
   }
 }

@@ -39,19 +39,26 @@ public final class FlightFrame {
   private final ByteBuf prefix;
   private final List<ArrowBuf> body;
   private final int size;
+  private final int rows;
   private boolean claimed;
 
-  private FlightFrame(ByteBuf prefix, List<ArrowBuf> body, int size) {
+  private FlightFrame(ByteBuf prefix, List<ArrowBuf> body, int size, int rows) {
     this.prefix = prefix;
     this.body = body;
     this.size = size;
+    this.rows = rows;
+  }
+
+  /** The rows of the batch this frame carries; 0 for the schema. */
+  int rows() {
+    return rows;
   }
 
   /** The stream's first message: the schema. */
   static FlightFrame schema(Schema schema) {
     ByteBuffer header = MessageSerializer.serializeMetadata(schema, IPC);
     ByteBuf prefix = prefix(header, -1);
-    return new FlightFrame(prefix, List.of(), prefix.readableBytes());
+    return new FlightFrame(prefix, List.of(), prefix.readableBytes(), 0);
   }
 
   /** A record batch; the frame takes references of its own to the batch's buffers. */
@@ -70,7 +77,8 @@ public final class FlightFrame {
     for (ArrowBuf buffer : buffers) {
       buffer.getReferenceManager().retain();
     }
-    return new FlightFrame(prefix, List.copyOf(buffers), prefix.readableBytes() + (int) bodyLength);
+    return new FlightFrame(
+        prefix, List.copyOf(buffers), prefix.readableBytes() + (int) bodyLength, batch.getLength());
   }
 
   /** The message's size on the wire, without gRPC's own 5-byte prefix. */

@@ -72,23 +72,20 @@ public final class FloeFlightServer implements AutoCloseable {
       Duration stallTimeout,
       CallHeaderAuthenticator authenticator,
       Optional<SslContext> tls,
-      Consumer<FlightServer.Builder> customizer) {
+      StreamMetrics metrics) {
+    /** A plain server whose stream meters nobody reads (tests). */
     public Settings(
         Location location,
         int backpressureThresholdBytes,
         Duration stallTimeout,
         CallHeaderAuthenticator authenticator) {
-      this(location, backpressureThresholdBytes, stallTimeout, authenticator, Optional.empty());
-    }
-
-    /** With {@code tls}, the server speaks grpc+tls only. */
-    public Settings(
-        Location location,
-        int backpressureThresholdBytes,
-        Duration stallTimeout,
-        CallHeaderAuthenticator authenticator,
-        Optional<SslContext> tls) {
-      this(location, backpressureThresholdBytes, stallTimeout, authenticator, tls, builder -> {});
+      this(
+          location,
+          backpressureThresholdBytes,
+          stallTimeout,
+          authenticator,
+          Optional.empty(),
+          StreamMetrics.unregistered());
     }
   }
 
@@ -107,7 +104,8 @@ public final class FloeFlightServer implements AutoCloseable {
               withFloeDoGet(
                   FlightGrpcUtils.createFlightService(
                       allocator, producer, ServerAuthHandler.NO_OP, executor),
-                  new DoGetMethod(producer, settings.stallTimeout(), stallTimer)),
+                  new DoGetMethod(
+                      producer, settings.stallTimeout(), stallTimer, settings.metrics())),
               new ServerBackpressureThresholdInterceptor(settings.backpressureThresholdBytes()),
               new ServerAuthInterceptor(ServerAuthHandler.NO_OP));
       FlightServer.Builder builder =
@@ -124,7 +122,6 @@ public final class FloeFlightServer implements AutoCloseable {
                         // Here rather than Flight's useTls: the key manager reloads rotated files.
                         settings.tls().ifPresent(grpc::sslContext);
                       });
-      settings.customizer().accept(builder);
       FlightServer server = builder.build().start();
       return new FloeFlightServer(server, executor, stallTimer);
     } catch (IOException | RuntimeException e) {
@@ -198,11 +195,17 @@ public final class FloeFlightServer implements AutoCloseable {
     private final TicketStreams streams;
     private final Duration stallTimeout;
     private final ScheduledExecutorService stallTimer;
+    private final StreamMetrics metrics;
 
-    DoGetMethod(TicketStreams streams, Duration stallTimeout, ScheduledExecutorService stallTimer) {
+    DoGetMethod(
+        TicketStreams streams,
+        Duration stallTimeout,
+        ScheduledExecutorService stallTimer,
+        StreamMetrics metrics) {
       this.streams = streams;
       this.stallTimeout = stallTimeout;
       this.stallTimer = stallTimer;
+      this.metrics = metrics;
     }
 
     @Override
@@ -221,7 +224,11 @@ public final class FloeFlightServer implements AutoCloseable {
         return;
       }
       DoGetCall.start(
-          (ServerCallStreamObserver<FlightFrame>) observer, source, stallTimeout, stallTimer);
+          (ServerCallStreamObserver<FlightFrame>) observer,
+          source,
+          stallTimeout,
+          stallTimer,
+          metrics);
     }
   }
 
