@@ -62,6 +62,14 @@ def test_the_exposition_passes_promtool_and_counts_what_was_served(metered):
     assert 0 < value(text, "floe_arrow_allocated_bytes") <= value(text, "floe_arrow_limit_bytes")
     assert value(text, "floe_cluster_members_up") == 1
     assert "jvm_memory_used_bytes" in text and "jvm_gc_pause_seconds" in text
+    # Slice loads by cause, plans and actions, with histograms for their latencies.
+    loads = value(text, "floe_slice_load_seconds_count", '{cause="requested",outcome="loaded"}')
+    assert loads >= 1
+    assert value(text, "floe_slice_loaded_rows_total", '{cause="requested"}') == ROWS
+    assert value(text, "floe_slice_loaded_bytes_total", '{cause="requested"}') > 0
+    assert 'floe_slice_load_seconds_bucket{cause="requested",outcome="loaded",le="+Inf"}' in text
+    assert value(text, "floe_plan_seconds_count", '{kind="shard",outcome="answered"}') >= 1
+    assert value(text, "floe_action_seconds_count", '{action="load",outcome="answered"}') == 1
     # Every meter says what it is.
     for name in set(re.findall(r"^# TYPE (\S+)", text, re.MULTILINE)):
         assert re.search(rf"^# HELP {re.escape(name)} \S", text, re.MULTILINE), name

@@ -166,7 +166,12 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
       implements CborSerializable {}
 
   /** A slice's spec and where to report its load, or a null spec when the slice is not wanted. */
-  public record SliceAssignment(SliceSpec spec, ActorRef<SliceEntity.LoadResult> reportTo)
+  /**
+   * @param restart whether the slice had loaded before (it is starting again after its node left or
+   *     died, or a rebalance), rather than loading for the first time
+   */
+  public record SliceAssignment(
+      SliceSpec spec, ActorRef<SliceEntity.LoadResult> reportTo, boolean restart)
       implements CborSerializable {}
 
   public static void init(ActorSystem<?> system, NodeResources resources) {
@@ -664,9 +669,14 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
       return this;
     }
     SliceSpec slice = null;
+    // Every slice of the layout being served has loaded once: one of them that asks is starting
+    // again (a refresh's new slices belong to the layout still loading).
+    boolean serving = state == DatasetState.READY || state == DatasetState.DEGRADED;
+    boolean restart = false;
     for (DatasetVersion version : versions()) {
       if (slice == null) {
         slice = version.spec(get.sliceId());
+        restart = slice != null && serving && version == current;
       }
       // The slice restarted somewhere (its node left or failed): missing until it reports.
       if (version.missing(get.sliceId()) && version == current && state == DatasetState.READY) {
@@ -681,10 +691,10 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
           state,
           generation,
           get.sliceId());
-      get.replyTo().tell(new SliceAssignment(null, null));
+      get.replyTo().tell(new SliceAssignment(null, null, false));
       return stopIfAbsent();
     }
-    get.replyTo().tell(new SliceAssignment(slice, sliceReplies));
+    get.replyTo().tell(new SliceAssignment(slice, sliceReplies, restart));
     return this;
   }
 
@@ -760,7 +770,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     reply(waitingForPlan);
     reply(waitingForReady);
     reply(waitingForRefresh);
-    waitingForSpecs.forEach(g -> g.replyTo().tell(new SliceAssignment(null, null)));
+    waitingForSpecs.forEach(g -> g.replyTo().tell(new SliceAssignment(null, null, false)));
     waitingForSpecs.clear();
   }
 

@@ -54,7 +54,10 @@ public final class NodeResources implements AutoCloseable {
   private final java.util.concurrent.atomic.AtomicReference<String> advertised =
       new java.util.concurrent.atomic.AtomicReference<>();
 
+  private final io.floe.slice.SliceLoadListener loadListener;
+
   private NodeResources(Builder builder) {
+    this.loadListener = builder.loadListener;
     this.allocator = io.floe.arrow.NodeAllocation.root(builder.memoryLimitBytes);
     this.tables = new TableAccess(builder.storage, builder.catalogs, builder.locations);
     this.loader = new SliceLoader(allocator, tables, reaper, builder.vectorizedLoads);
@@ -77,6 +80,10 @@ public final class NodeResources implements AutoCloseable {
 
   public BufferAllocator allocator() {
     return allocator;
+  }
+
+  public io.floe.slice.SliceLoadListener loadListener() {
+    return loadListener;
   }
 
   public SliceStore sliceStore() {
@@ -196,6 +203,7 @@ public final class NodeResources implements AutoCloseable {
     private io.floe.table.LocationPolicy locations = io.floe.table.LocationPolicy.any();
     private boolean vectorizedLoads = true;
     private java.time.Duration retireLinger = RETIRE_LINGER_DEFAULT;
+    private io.floe.slice.SliceLoadListener loadListener = io.floe.slice.SliceLoadListener.NONE;
 
     private Builder() {}
 
@@ -249,6 +257,12 @@ public final class NodeResources implements AutoCloseable {
     /** Whether slices may be decoded by the vectorized reader where it applies (on by default). */
     public Builder vectorizedLoads(boolean on) {
       this.vectorizedLoads = on;
+      return this;
+    }
+
+    /** Hears how slice loads went (the node's metrics). */
+    public Builder loadListener(io.floe.slice.SliceLoadListener listener) {
+      this.loadListener = java.util.Objects.requireNonNull(listener, "listener");
       return this;
     }
 

@@ -94,6 +94,11 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
   private LoadResult result;
   private boolean released;
 
+  /** Why and since when the slice is loading (for the load listener). */
+  private SliceLoadListener.Cause cause = SliceLoadListener.Cause.REQUESTED;
+
+  private long loadStarted;
+
   private SliceEntity(
       ActorContext<Command> context, EntityContext<Command> entity, NodeResources resources) {
     super(context);
@@ -127,10 +132,18 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
       getContext().getLog().debug("Slice {} is not wanted by its dataset; leaving", sliceId);
       return onRelease();
     }
-    return onLoad(new Load(assigned.assignment().spec(), assigned.assignment().reportTo()));
+    return load(
+        new Load(assigned.assignment().spec(), assigned.assignment().reportTo()),
+        assigned.assignment().restart()
+            ? SliceLoadListener.Cause.MOVED
+            : SliceLoadListener.Cause.REQUESTED);
   }
 
   private Behavior<Command> onLoad(Load load) {
+    return load(load, SliceLoadListener.Cause.REQUESTED);
+  }
+
+  private Behavior<Command> load(Load load, SliceLoadListener.Cause why) {
     if (released) {
       return this;
     }
@@ -141,6 +154,8 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
     waiting.add(load.replyTo());
     if (spec == null) {
       spec = load.spec();
+      cause = why;
+      loadStarted = System.nanoTime();
       SliceSpec toLoad = spec;
       getContext().getLog().debug("Loading slice {}", sliceId);
       CompletableFuture<LoadedSlice> future =
@@ -151,6 +166,10 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
     return this;
   }
 
+  private java.time.Duration sinceLoadStarted() {
+    return java.time.Duration.ofNanos(System.nanoTime() - loadStarted);
+  }
+
   private Behavior<Command> onLoadCompleted(LoadCompleted completed) {
     if (released) {
       return this;
@@ -158,9 +177,11 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
     if (completed.failure() != null) {
       Failure failure = Failure.of(completed.failure());
       getContext().getLog().warn("Slice {} failed to load: {}", sliceId, failure.message());
+      resources.loadListener().failed(cause, sinceLoadStarted());
       result = new LoadFailed(sliceId, failure);
     } else {
       LoadedSlice slice = completed.slice();
+      resources.loadListener().loaded(cause, slice.rows(), slice.bytes(), sinceLoadStarted());
       getContext()
           .getLog()
           .debug("Slice {} loaded: {} rows, {} bytes", sliceId, slice.rows(), slice.bytes());

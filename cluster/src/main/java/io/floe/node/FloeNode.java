@@ -42,6 +42,7 @@ public final class FloeNode implements AutoCloseable {
   private final NodeResources resources;
   private final FloeProducer producer;
   private final ForwardingProducer forwarding = new ForwardingProducer();
+  private final NodeMetrics metrics;
   private final FloeFlightServer server;
   private BufferAllocator flightAllocator;
   private boolean flightStopped;
@@ -55,12 +56,16 @@ public final class FloeNode implements AutoCloseable {
       io.netty.util.ResourceLeakDetector.setLevel(
           io.netty.util.ResourceLeakDetector.Level.DISABLED);
     }
-    this.resources = settings.resources().build();
+    this.metrics = new NodeMetrics();
+    this.resources = settings.resources().loadListener(metrics).build();
     this.system = ActorSystem.create(Behaviors.empty(), "floe", config);
     try {
       Cluster cluster = Cluster.get(system);
-      NodeMetrics metrics = NodeMetrics.get(Adapter.toClassic(system));
-      metrics.bindMemory(resources.allocator(), () -> resources.sliceStore().size());
+      MetricsExtension.get(Adapter.toClassic(system)).install(metrics);
+      metrics.bindNode(
+          org.apache.pekko.cluster.Cluster.get(Adapter.toClassic(system)),
+          resources.allocator(),
+          () -> resources.sliceStore().size());
       if (settings.managementEnabled()) {
         PekkoManagement.get(Adapter.toClassic(system)).start();
       }
@@ -99,7 +104,8 @@ public final class FloeNode implements AutoCloseable {
               new DatasetQueries(system, gatewaySettings),
               resources.sliceStore(),
               gatewaySettings,
-              resources.allocator());
+              resources.allocator(),
+              metrics.registry());
       forwarding.delegate(producer);
       NodeHealth.get(Adapter.toClassic(system)).flightServing(true);
       this.server = bound;
@@ -111,6 +117,7 @@ public final class FloeNode implements AutoCloseable {
         flightAllocator.close();
       }
       resources.close();
+      metrics.close();
       throw e;
     }
     CoordinatedShutdown.get(system)
@@ -143,6 +150,7 @@ public final class FloeNode implements AutoCloseable {
               try {
                 stopFlight();
                 resources.close();
+                metrics.close();
                 closed.complete(null);
               } catch (RuntimeException e) {
                 LOG.error("Node did not shut down cleanly", e);

@@ -13,10 +13,10 @@ import org.apache.pekko.management.javadsl.ManagementRouteProviderSettings;
  * or anything that scrapes it. Registered in application.conf under pekko.management.http.routes.
  */
 public final class MetricsRoute implements ManagementRouteProvider {
-  private final NodeMetrics metrics;
+  private final MetricsExtension metrics;
 
   public MetricsRoute(ExtendedActorSystem system) {
-    this.metrics = NodeMetrics.get(system);
+    this.metrics = MetricsExtension.get(system);
   }
 
   @Override
@@ -25,8 +25,14 @@ public final class MetricsRoute implements ManagementRouteProvider {
         "metrics",
         () ->
             Directives.get(
-                () ->
-                    Directives.complete(
-                        HttpEntities.create(ContentTypes.TEXT_PLAIN_UTF8, metrics.scrape()))));
+                () -> {
+                  NodeMetrics node = metrics.metrics();
+                  return node == null
+                      ? Directives.complete(
+                          org.apache.pekko.http.javadsl.model.StatusCodes.SERVICE_UNAVAILABLE,
+                          "The node's meters are not installed yet")
+                      : Directives.complete(
+                          HttpEntities.create(ContentTypes.TEXT_PLAIN_UTF8, node.scrape()));
+                }));
   }
 }

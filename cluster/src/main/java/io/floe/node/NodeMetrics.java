@@ -1,7 +1,10 @@
 package io.floe.node;
 
+import io.floe.slice.SliceLoadListener;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -11,37 +14,25 @@ import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.function.IntSupplier;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.pekko.actor.AbstractExtensionId;
-import org.apache.pekko.actor.ExtendedActorSystem;
-import org.apache.pekko.actor.Extension;
 import org.apache.pekko.cluster.Cluster;
+import org.apache.pekko.cluster.MemberStatus;
 
 /**
- * A node's meters, in one Prometheus registry that the management port's {@code /metrics} serves
- * (MetricsRoute): the JVM's (memory, GC, threads, classes, CPU, uptime), the node's Arrow memory,
- * and whatever the gateway registers. Every meter has a description (promtool insists).
+ * A node's meters, in the Prometheus registry that the management port's {@code /metrics} serves
+ * (MetricsRoute): the JVM's (memory, GC, threads, classes, CPU, uptime), the node's Arrow memory
+ * and slices, its slice loads, and what the gateway registers. Every meter has a description
+ * (promtool refuses one without); no label names a slice or ticket.
  */
-public final class NodeMetrics implements Extension {
-  public static final Id ID = new Id();
-
+public final class NodeMetrics implements SliceLoadListener, AutoCloseable {
   private final PrometheusMeterRegistry registry =
       new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final JvmGcMetrics gc = new JvmGcMetrics();
 
-  /** The extension's id. */
-  public static final class Id extends AbstractExtensionId<NodeMetrics> {
-    @Override
-    public NodeMetrics createExtension(ExtendedActorSystem system) {
-      return new NodeMetrics(system);
-    }
-  }
-
-  public static NodeMetrics get(org.apache.pekko.actor.ActorSystem system) {
-    return ID.get(system);
-  }
-
-  private NodeMetrics(ExtendedActorSystem system) {
+  public NodeMetrics() {
     // Two of Micrometer's processor meters break Prometheus' naming rules (promtool refuses them):
     // CPU time in nanoseconds (process_cpu_usage says the same) and a gauge named *_count.
     registry
@@ -62,25 +53,14 @@ public final class NodeMetrics implements Extension {
     new ClassLoaderMetrics().bindTo(registry);
     new ProcessorMetrics().bindTo(registry);
     new UptimeMetrics().bindTo(registry);
-    Gauge.builder(
-            "floe.cluster.members.up",
-            Cluster.get(system),
-            cluster ->
-                java.util.stream.StreamSupport.stream(
-                        cluster.state().getMembers().spliterator(), false)
-                    .filter(m -> m.status() == org.apache.pekko.cluster.MemberStatus.up())
-                    .count())
-        .description("Cluster members this node sees Up")
-        .register(registry);
-    system.registerOnTermination(gc::close);
   }
 
   public PrometheusMeterRegistry registry() {
     return registry;
   }
 
-  /** The node's Arrow memory and slices, read when scraped. */
-  void bindMemory(BufferAllocator root, java.util.function.IntSupplier slicesHeld) {
+  /** The node's Arrow memory, slices and view of its cluster, read when scraped. */
+  void bindNode(Cluster cluster, BufferAllocator root, IntSupplier slicesHeld) {
     Gauge.builder("floe.arrow.allocated", root, BufferAllocator::getAllocatedMemory)
         .baseUnit("bytes")
         .description("Off-heap Arrow memory held: slices, loads in progress and open streams")
@@ -93,10 +73,61 @@ public final class NodeMetrics implements Extension {
         .description("Slices loaded and held on this node")
         .strongReference(true) // the supplier lives nowhere else
         .register(registry);
+    Gauge.builder(
+            "floe.cluster.members.up",
+            cluster,
+            c ->
+                java.util.stream.StreamSupport.stream(c.state().getMembers().spliterator(), false)
+                    .filter(m -> m.status() == MemberStatus.up())
+                    .count())
+        .description("Cluster members this node sees Up")
+        .register(registry);
+  }
+
+  @Override
+  public void loaded(Cause cause, long rows, long bytes, Duration took) {
+    loadTimer(cause, "loaded").record(took);
+    Counter.builder("floe.slice.loaded.rows")
+        .tag("cause", tag(cause))
+        .description("Rows of the slices this node loaded, by why it loaded them")
+        .register(registry)
+        .increment(rows);
+    Counter.builder("floe.slice.loaded.bytes")
+        .tag("cause", tag(cause))
+        .baseUnit("bytes")
+        .description("Arrow bytes of the slices this node loaded, by why it loaded them")
+        .register(registry)
+        .increment(bytes);
+  }
+
+  @Override
+  public void failed(Cause cause, Duration took) {
+    loadTimer(cause, "failed").record(took);
+  }
+
+  private Timer loadTimer(Cause cause, String outcome) {
+    return Timer.builder("floe.slice.load")
+        .tag("cause", tag(cause))
+        .tag("outcome", outcome)
+        .description(
+            "Slice loads on this node and how long each took: requested by its dataset (first"
+                + " load, refresh) or moved here (a node joined, left or died; a rebalance)")
+        .publishPercentileHistogram()
+        .register(registry);
+  }
+
+  private static String tag(Cause cause) {
+    return cause.name().toLowerCase(Locale.ROOT);
   }
 
   /** The exposition, in Prometheus' text format. */
   public String scrape() {
     return registry.scrape();
+  }
+
+  @Override
+  public void close() {
+    gc.close();
+    registry.close();
   }
 }

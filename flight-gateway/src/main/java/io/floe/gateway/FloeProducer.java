@@ -91,16 +91,19 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
   private final JobReadPlanner jobPlanner;
   private final ClusterView clusterView;
   private final ShardingQuorum quorum;
+  private final CallMetrics calls;
   private final Map<String, ActionRoute> actions;
 
   /**
    * @param memory the node's root allocator, whose use and limit the {@code cluster} action shows
+   * @param meters where plan and action latencies are recorded
    */
   public FloeProducer(
       DatasetQueries datasets,
       SliceStore slices,
       GatewaySettings settings,
-      org.apache.arrow.memory.BufferAllocator memory) {
+      org.apache.arrow.memory.BufferAllocator memory,
+      io.micrometer.core.instrument.MeterRegistry meters) {
     this.datasets = datasets;
     this.slices = slices;
     this.settings = settings;
@@ -110,6 +113,7 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
     this.quorum = new ShardingQuorum(datasets.system());
     this.clusterView = new ClusterView(datasets.system(), quorum, memory, slices);
     this.actions = routes();
+    this.calls = new CallMetrics(meters, actions.keySet());
   }
 
   /** Every action, in the order listActions gives them. */
@@ -198,6 +202,7 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
 
   @Override
   public void doAction(CallContext context, Action action, StreamListener<Result> listener) {
+    io.micrometer.core.instrument.Timer.Sample timing = calls.start();
     CompletionStage<byte[]> answer;
     try {
       ActionRoute route = actions.get(action.getType());
@@ -212,11 +217,13 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
       Permissions.check(context, route.role(), "Action '" + action.getType() + "'");
       answer = route.handler().handle(action.getBody());
     } catch (RuntimeException e) {
+      calls.acted(timing, action.getType(), false);
       listener.onError(failure(e));
       return;
     }
     answer.whenComplete(
         (body, error) -> {
+          calls.acted(timing, action.getType(), error == null);
           if (error != null) {
             listener.onError(failure(error));
           } else {
@@ -429,19 +436,28 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
 
   @Override
   public FlightInfo getFlightInfo(CallContext context, FlightDescriptor descriptor) {
+    io.micrometer.core.instrument.Timer.Sample timing = calls.start();
+    String kind = "shard";
     try {
       Permissions.check(context, Role.READER, "Planning a read");
+      FlightInfo info;
       if (!descriptor.isCommand()) {
-        return info(reading(() -> wholeDataset(descriptor.getPath())), descriptor);
+        info = info(reading(() -> wholeDataset(descriptor.getPath())), descriptor);
+      } else {
+        // Parsed once; its kind says which request it is.
+        ObjectNode command =
+            reading(() -> Json.parseObject(descriptor.getCommand(), "flight descriptor command"));
+        if (reading(() -> JobReadRequest.isJobCommand(command))) {
+          kind = "job";
+          info = jobInfo(reading(() -> JobReadRequest.parse(command)), descriptor);
+        } else {
+          info = info(reading(() -> ReadRequest.parse(command)), descriptor);
+        }
       }
-      // Parsed once; its kind says which request it is.
-      ObjectNode command =
-          reading(() -> Json.parseObject(descriptor.getCommand(), "flight descriptor command"));
-      if (reading(() -> JobReadRequest.isJobCommand(command))) {
-        return jobInfo(reading(() -> JobReadRequest.parse(command)), descriptor);
-      }
-      return info(reading(() -> ReadRequest.parse(command)), descriptor);
+      calls.planned(timing, kind, true);
+      return info;
     } catch (RuntimeException e) {
+      calls.planned(timing, kind, false);
       throw failure(e);
     }
   }
