@@ -42,6 +42,9 @@ def metered(classpath, sample_table, tmp_path_factory):
         with FloeClient(node.address, timeout=120) as client:
             assert client.load("metered", str(sample_table), columns=["id"])["state"] == "READY"
             assert sum(b.num_rows for b in client.read_shard("metered")) == ROWS
+            client.register_job("metered-job", "metered", 10_000, mode="dynamic")
+            leased = sum(b.num_rows for lease, b in client.read_dynamic("metered-job", 0) if b is not None)
+            assert leased == ROWS
         yield node, port
     finally:
         node.stop()
@@ -70,9 +73,27 @@ def test_the_exposition_passes_promtool_and_counts_what_was_served(metered):
     assert 'floe_slice_load_seconds_bucket{cause="requested",outcome="loaded",le="+Inf"}' in text
     assert value(text, "floe_plan_seconds_count", '{kind="shard",outcome="answered"}') >= 1
     assert value(text, "floe_action_seconds_count", '{action="load",outcome="answered"}') == 1
+    # A job's counters, labelled by job, from the node holding its entity.
+    assert value(text, "floe_job_rows_acknowledged_total", '{job="metered-job"}') == ROWS
+    assert value(text, "floe_job_rows_leased_total", '{job="metered-job"}') == ROWS
+    assert value(text, "floe_job_rows_reissued_total", '{job="metered-job"}') == 0
     # Every meter says what it is.
     for name in set(re.findall(r"^# TYPE (\S+)", text, re.MULTILINE)):
         assert re.search(rf"^# HELP {re.escape(name)} \S", text, re.MULTILINE), name
+
+
+def test_the_grafana_dashboard_uses_only_metrics_the_node_exposes(metered):
+    """k8s/grafana/floe-dashboard.json: every series its queries name is in a node's exposition."""
+    import json
+    from pathlib import Path
+
+    node, port = metered
+    text = scrape(port)
+    exposed = set(re.findall(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{|\s)", text, re.MULTILINE))
+    dashboard = json.loads((Path(__file__).resolve().parents[2] / "k8s" / "grafana" / "floe-dashboard.json").read_text())
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    named = {n for e in exprs for n in re.findall(r"\b((?:floe|jvm|process)_[a-z0-9_]+)", e)}
+    assert named and not named - exposed, sorted(named - exposed)
 
 
 def test_a_prometheus_server_scrapes_the_node(metered, tmp_path):

@@ -62,6 +62,7 @@ public final class FloeNode implements AutoCloseable {
     try {
       Cluster cluster = Cluster.get(system);
       MetricsExtension.get(Adapter.toClassic(system)).install(metrics);
+      metrics.bindJobs(io.floe.job.entity.LiveJobs.get(Adapter.toClassic(system)));
       metrics.bindNode(
           org.apache.pekko.cluster.Cluster.get(Adapter.toClassic(system)),
           resources.allocator(),

@@ -1,7 +1,10 @@
 package io.floe.node;
 
+import io.floe.job.JobCounters;
+import io.floe.job.entity.LiveJobs;
 import io.floe.slice.SliceLoadListener;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Timer;
@@ -15,8 +18,12 @@ import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.function.IntSupplier;
+import java.util.function.Supplier;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.pekko.cluster.Cluster;
 import org.apache.pekko.cluster.MemberStatus;
@@ -120,8 +127,74 @@ public final class NodeMetrics implements SliceLoadListener, AutoCloseable {
     return cause.name().toLowerCase(Locale.ROOT);
   }
 
+  /** The job entities running here, whose counters each scrape reports (bindJobs). */
+  private volatile LiveJobs jobs;
+
+  private final Map<String, List<Meter>> jobMeters = new HashMap<>();
+
+  /** Reports the counters of the job entities running on this node, labelled by job. */
+  void bindJobs(LiveJobs liveJobs) {
+    this.jobs = liveJobs;
+  }
+
+  /** Registers meters for jobs that started here and removes those of jobs that left. */
+  private synchronized void refreshJobs() {
+    LiveJobs live = jobs;
+    if (live == null) {
+      return;
+    }
+    Map<String, Supplier<JobCounters>> running = live.running();
+    jobMeters
+        .entrySet()
+        .removeIf(
+            entry -> {
+              if (running.containsKey(entry.getKey())) {
+                return false;
+              }
+              entry.getValue().forEach(registry::remove);
+              return true;
+            });
+    running.forEach(
+        (job, counters) ->
+            jobMeters.computeIfAbsent(
+                job,
+                id ->
+                    List.of(
+                        jobCounter(
+                            id,
+                            counters,
+                            "floe.job.rows.leased",
+                            "Rows of dynamic-mode batches leased to workers",
+                            JobCounters::rowsLeased),
+                        jobCounter(
+                            id,
+                            counters,
+                            "floe.job.rows.acknowledged",
+                            "Rows of dynamic-mode batches acknowledged by workers",
+                            JobCounters::rowsAcknowledged),
+                        jobCounter(
+                            id,
+                            counters,
+                            "floe.job.rows.reissued",
+                            "Rows of dynamic-mode batches leased again after a lease timed out",
+                            JobCounters::rowsReissued))));
+  }
+
+  private Meter jobCounter(
+      String job,
+      Supplier<JobCounters> counters,
+      String name,
+      String description,
+      java.util.function.ToLongFunction<JobCounters> value) {
+    return FunctionCounter.builder(name, counters, c -> value.applyAsLong(c.get()))
+        .tag("job", job)
+        .description(description + ", by the node that holds the job's entity")
+        .register(registry);
+  }
+
   /** The exposition, in Prometheus' text format. */
   public String scrape() {
+    refreshJobs();
     return registry.scrape();
   }
 

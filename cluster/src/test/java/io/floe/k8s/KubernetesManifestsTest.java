@@ -107,6 +107,16 @@ class KubernetesManifestsTest {
   }
 
   @Test
+  void prometheusScrapesTheManagementPort() {
+    JsonNode annotations =
+        statefulSet().path("spec").path("template").path("metadata").path("annotations");
+    assertThat(annotations.path("prometheus.io/scrape").asText()).isEqualTo("true");
+    assertThat(annotations.path("prometheus.io/path").asText()).isEqualTo("/metrics");
+    assertThat(annotations.path("prometheus.io/port").asText())
+        .isEqualTo(containerPorts().get("management").toString());
+  }
+
+  @Test
   void tlsAndTheStateVolumeAreMounted() {
     JsonNode sts = statefulSet();
     Map<String, String> mounts = new java.util.HashMap<>();

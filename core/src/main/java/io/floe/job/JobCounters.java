@@ -2,9 +2,10 @@ package io.floe.job;
 
 /** A job's running totals of rows leased, acknowledged and re-issued, over all its epochs. */
 public final class JobCounters {
-  private long rowsLeased;
-  private long rowsAcknowledged;
-  private long rowsReissued;
+  // Written by the job's entity only; volatile so that a metrics scrape reads them whole.
+  private volatile long rowsLeased;
+  private volatile long rowsAcknowledged;
+  private volatile long rowsReissued;
 
   public void leased(long rows) {
     rowsLeased += rows;

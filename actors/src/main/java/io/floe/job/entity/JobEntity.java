@@ -235,6 +235,7 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
   private final SelfUniqueAddress node;
   private final StashBuffer<Command> stash;
   private final TimerScheduler<Command> timers;
+  private final LiveJobs live;
   private JobSpec spec;
 
   /** The layout the job was registered on; its identity with the spec. */
@@ -285,7 +286,10 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
     this.stash = stash;
     this.replicator = replicator;
     this.node = DistributedData.get(ctx.getSystem()).selfUniqueAddress();
+    this.live =
+        LiveJobs.get(org.apache.pekko.actor.typed.javadsl.Adapter.toClassic(ctx.getSystem()));
     if (record != null) {
+      live.started(jobId, () -> counters);
       spec = record.spec();
       layout = record.layout();
       record.layouts().forEach(l -> epochLayouts.put(l.fromEpoch(), l.layout()));
@@ -317,6 +321,7 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
         .onMessage(Flush.class, flush -> onFlush())
         .onMessage(RecordWritten.class, this::onWritten)
         .onMessage(Stop.class, stop -> onStop())
+        .onSignal(org.apache.pekko.actor.typed.PostStop.class, stopped -> onPostStop())
         .build();
   }
 
@@ -329,6 +334,7 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
       boundThrough = -1;
       counters = new JobCounters();
       epochs.clear();
+      live.started(jobId, () -> counters);
       LOG.info("Job '{}' registered on dataset '{}'", jobId, spec.dataset());
       write(List.of());
       hold();
@@ -489,6 +495,7 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
         .entityRefFor(DatasetEntity.TYPE_KEY, spec.dataset())
         .tell(new DatasetEntity.Unhold(jobId));
     spec = null;
+    live.stopped(jobId);
     layout = null;
     epochLayouts.clear();
     held = List.of();
@@ -673,6 +680,11 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
     if (!unwritten.isEmpty()) {
       scheduleFlush(); // replies that came in while this write was out
     }
+    return this;
+  }
+
+  private Behavior<Command> onPostStop() {
+    live.stopped(jobId); // it runs elsewhere now, or nowhere
     return this;
   }
 
