@@ -186,11 +186,15 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
   }
 
   static Behavior<Command> create(EntityContext<Command> entity, NodeResources resources) {
-    return Behaviors.withTimers(
-        timers -> {
-          timers.startTimerWithFixedDelay(new AskMissing(), ASK_MISSING_EVERY);
-          return createWithTimers(entity, resources, timers);
-        });
+    // Every line this entity logs carries its dataset (a field of JSON logs).
+    return Behaviors.withMdc(
+        Command.class,
+        java.util.Map.of("dataset", entity.getEntityId()),
+        Behaviors.withTimers(
+            timers -> {
+              timers.startTimerWithFixedDelay(new AskMissing(), ASK_MISSING_EVERY);
+              return createWithTimers(entity, resources, timers);
+            }));
   }
 
   private static Behavior<Command> createWithTimers(

@@ -77,7 +77,11 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
   }
 
   static Behavior<Command> create(EntityContext<Command> entity, NodeResources resources) {
-    return Behaviors.setup(ctx -> new SliceEntity(ctx, entity, resources));
+    // Every line this entity logs carries its slice and dataset (fields of JSON logs).
+    return Behaviors.withMdc(
+        Command.class,
+        java.util.Map.of("slice", entity.getEntityId(), "dataset", datasetOf(entity.getEntityId())),
+        Behaviors.setup(ctx -> new SliceEntity(ctx, entity, resources)));
   }
 
   /** The dataset a slice id belongs to: ids are {@code dataset/generation/index}. */

@@ -175,6 +175,12 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
   }
 
   static Behavior<Command> create(EntityContext<Command> entity) {
+    // Every line this entity logs carries its job (a field of JSON logs).
+    return Behaviors.withMdc(
+        Command.class, java.util.Map.of("job", entity.getEntityId()), setup(entity));
+  }
+
+  private static Behavior<Command> setup(EntityContext<Command> entity) {
     return Behaviors.setup(
         ctx ->
             Behaviors.withTimers(
