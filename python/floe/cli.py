@@ -1,0 +1,257 @@
+"""``floe``: an operator's command line for a Floe cluster, installed with the Python package.
+
+Every command talks to one node (``--address`` or ``FLOE_ADDRESS``) with the caller's token
+(``--token`` or ``FLOE_TOKEN``) and, for ``grpc+tls`` nodes, a CA bundle (``--ca`` or
+``FLOE_TLS_CA_FILE``). ``--json`` prints the server's answer as JSON instead of a table.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any, List, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from . import FloeClient, FloeError, __version__
+
+app = typer.Typer(
+    help="Operate a Floe cluster: load, watch, list and drop datasets; see jobs and nodes.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+
+class Context:
+    def __init__(self, address: str, token: Optional[str], ca: Optional[str], as_json: bool, timeout: float):
+        self.address = address
+        self.token = token
+        self.ca = ca
+        self.as_json = as_json
+        self.timeout = timeout
+
+    def client(self) -> FloeClient:
+        return FloeClient(self.address, token=self.token, tls_root_certs=self.ca, timeout=self.timeout)
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"floe {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    ctx: typer.Context,
+    address: str = typer.Option("127.0.0.1:47470", envvar="FLOE_ADDRESS", help="A node's Flight address."),
+    token: Optional[str] = typer.Option(None, envvar="FLOE_TOKEN", help="Bearer token (reader or operator)."),
+    ca: Optional[str] = typer.Option(None, envvar="FLOE_TLS_CA_FILE", help="CA bundle for grpc+tls nodes."),
+    as_json: bool = typer.Option(False, "--json", help="Print the server's answers as JSON."),
+    timeout: float = typer.Option(60.0, help="Seconds each call may take."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    ctx.obj = Context(address, token, ca, as_json, timeout)
+
+
+def _fail(error: Exception) -> None:
+    err.print(f"[red]error:[/red] {error}", highlight=False, markup=True)
+    raise typer.Exit(1)
+
+
+def _print(ctx: Context, answer: Any, render) -> None:
+    if ctx.as_json:
+        out.print_json(json.dumps(answer))
+    else:
+        render(answer)
+
+
+def _status_table(statuses: List[dict]) -> None:
+    table = Table("dataset", "state", "slices", "rows", "bytes", "snapshot", "source")
+    for s in statuses:
+        source = s.get("source") or {}
+        table.add_row(
+            s.get("name", ""), s.get("state", ""), f"{s.get('slices_loaded', 0)}/{s.get('slices_total', 0)}",
+            f"{s.get('rows', 0):,}", f"{s.get('bytes', 0):,}", str(s.get("snapshot_id", "")),
+            str(source.get("identifier") or source.get("location") or ""),
+        )
+    out.print(table)
+
+
+@app.command()
+def load(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="The dataset's name."),
+    table: str = typer.Argument(..., help="A metadata.json location, a table directory, or catalog.db.table."),
+    columns: Optional[str] = typer.Option(None, help="Comma-separated columns to load (default: all)."),
+    filter: Optional[str] = typer.Option(None, "--filter", help="A row filter (docs/filter-syntax.md)."),
+    snapshot_id: Optional[int] = typer.Option(None, help="A snapshot to pin (default: the newest)."),
+    batch_rows: Optional[int] = typer.Option(None, help="Rows per record batch served."),
+    wait: bool = typer.Option(True, help="Wait for READY, with a progress bar of slices and bytes."),
+) -> None:
+    """Load a table as a dataset; shows slices and bytes loaded, with an ETA, until READY."""
+    c: Context = ctx.obj
+    try:
+        with c.client() as client:
+            status = client.load(
+                name, table, columns=columns.split(",") if columns else None, filter=filter,
+                snapshot_id=snapshot_id, batch_rows=batch_rows, wait=False,
+            )
+            if wait:
+                status = _follow(c, client, name, status)
+    except FloeError as e:
+        _fail(e)
+    _print(c, status, lambda s: _status_table([s]))
+    if status.get("state") == "FAILED":
+        raise typer.Exit(1)
+
+
+def _follow(c: Context, client: FloeClient, name: str, status: dict) -> dict:
+    """Polls the dataset's status until it is READY or FAILED, drawing progress on stderr."""
+    columns = (
+        TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} slices"),
+        TextColumn("{task.fields[rows]:,} rows, {task.fields[bytes]:,} bytes"), TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=err, disable=c.as_json) as progress:
+        task = progress.add_task(name, total=max(1, status.get("slices_total", 0)), rows=0, bytes=0)
+        while status.get("state") not in ("READY", "FAILED"):
+            progress.update(
+                task, total=max(1, status.get("slices_total", 0)), completed=status.get("slices_loaded", 0),
+                rows=status.get("rows", 0), bytes=status.get("bytes", 0),
+            )
+            time.sleep(0.5)
+            status = client.status(name)
+        progress.update(
+            task, total=max(1, status.get("slices_total", 0)), completed=status.get("slices_loaded", 0),
+            rows=status.get("rows", 0), bytes=status.get("bytes", 0),
+        )
+    if status.get("state") == "FAILED":
+        failure = status.get("failure") or {}
+        err.print(f"[red]FAILED[/red] ({failure.get('code', '?')}): {failure.get('message', '')}", highlight=False)
+    return status
+
+
+@app.command()
+def status(ctx: typer.Context, name: str = typer.Argument(..., help="The dataset's name.")) -> None:
+    """A dataset's state, slices, rows, bytes and snapshot."""
+    c: Context = ctx.obj
+    try:
+        with c.client() as client:
+            answer = client.status(name)
+    except FloeError as e:
+        _fail(e)
+    _print(c, answer, lambda s: _status_table([s]))
+    if answer.get("state") == "ABSENT":
+        err.print(f"No dataset '{name}' is loaded", highlight=False)
+        raise typer.Exit(1)
+
+
+@app.command(name="list")
+def list_datasets(ctx: typer.Context) -> None:
+    """Every loaded dataset."""
+    c: Context = ctx.obj
+    try:
+        with c.client() as client:
+            answer = client.list()
+    except FloeError as e:
+        _fail(e)
+    _print(c, answer, _status_table)
+
+
+@app.command()
+def drop(ctx: typer.Context, name: str = typer.Argument(..., help="The dataset's name.")) -> None:
+    """Drop a dataset and free its memory (an operator's token)."""
+    c: Context = ctx.obj
+    try:
+        with c.client() as client:
+            answer = client.drop(name)
+    except FloeError as e:
+        _fail(e)
+    _print(c, answer, lambda s: _status_table([s]))
+
+
+@app.command()
+def refresh(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="The dataset's name."),
+    wait: bool = typer.Option(True, help="Wait until the refresh is done."),
+) -> None:
+    """Move a dataset to its table's newest snapshot, reloading only what changed."""
+    c: Context = ctx.obj
+    try:
+        with c.client() as client:
+            answer = client.refresh(name, wait=wait)
+    except FloeError as e:
+        _fail(e)
+    _print(c, answer, lambda s: _status_table([s]))
+
+
+@app.command()
+def job(
+    ctx: typer.Context,
+    job_id: str = typer.Argument(..., help="The job's id."),
+    epoch: Optional[int] = typer.Option(None, help="An epoch to show (its layout and progress)."),
+) -> None:
+    """A training job: its settings, counters and per-epoch progress (leased, acknowledged)."""
+    c: Context = ctx.obj
+    try:
+        with c.client() as client:
+            answer = client.job_status(job_id, epoch)
+    except FloeError as e:
+        _fail(e)
+
+    def render(j: dict) -> None:
+        out.print(f"[bold]{j.get('job')}[/bold] on {j.get('dataset')}: mode {j.get('mode')}, "
+                  f"{j.get('batch_rows')} rows a batch, {j.get('batches_per_epoch')} batches an epoch")
+        counters = j.get("counters") or {}
+        if counters:
+            out.print(", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in counters.items()))
+        table = Table("epoch", "batches", "pending", "leased", "acknowledged")
+        for e in j.get("epochs") or []:
+            table.add_row(*(str(e.get(k, "")) for k in ("epoch", "batches", "pending", "leased", "acknowledged")))
+        if table.row_count:
+            out.print(table)
+
+    _print(c, answer, render)
+
+
+@app.command()
+def cluster(ctx: typer.Context) -> None:
+    """The cluster's members as the node sees them, and the node's memory."""
+    c: Context = ctx.obj
+    try:
+        with c.client() as client:
+            answer = client.cluster()
+    except FloeError as e:
+        _fail(e)
+
+    def render(view: dict) -> None:
+        table = Table("member", "status", "roles")
+        for m in view.get("members", []):
+            table.add_row(m["address"], m["status"], ",".join(m.get("roles", [])))
+        out.print(table)
+        memory = view.get("memory") or {}
+        if memory:
+            out.print(f"this node ({view.get('self')}): {memory.get('arrow_allocated_bytes', 0):,} of "
+                      f"{memory.get('arrow_limit_bytes', 0):,} bytes of Arrow memory, "
+                      f"{memory.get('slices_held', 0)} slices")
+        for address in view.get("unreachable", []):
+            out.print(f"[red]unreachable:[/red] {address}")
+        if view.get("warning"):
+            out.print(f"[yellow]warning:[/yellow] {view['warning']}")
+
+    _print(c, answer, render)
+
+
+def run() -> None:  # the console script
+    app()
+
+
+if __name__ == "__main__":
+    sys.exit(run())

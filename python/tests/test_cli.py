@@ -1,0 +1,66 @@
+"""The ``floe`` command line against a real node: load with progress, status, list, job, cluster,
+drop, ``--json`` output, ``--help`` everywhere, and clear failures with a non-zero exit."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from floe import FloeClient, __version__
+from floe.cli import app
+from conftest import ROWS
+
+runner = CliRunner()
+
+
+def floe(address, *args):
+    return runner.invoke(app, ["--address", address, *args])
+
+
+def test_help_and_version():
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for command in ("load", "status", "list", "drop", "refresh", "job", "cluster"):
+        assert command in result.output
+        assert runner.invoke(app, [command, "--help"]).exit_code == 0
+    assert runner.invoke(app, ["--version"]).output.strip() == f"floe {__version__}"
+
+
+def test_load_status_list_drop(address, sample_table):
+    loaded = floe(address, "--json", "load", "cli-events", str(sample_table), "--columns", "id")
+    assert loaded.exit_code == 0, loaded.output
+    status = json.loads(loaded.stdout)
+    assert status["state"] == "READY" and status["rows"] == ROWS
+    shown = floe(address, "status", "cli-events")
+    assert shown.exit_code == 0 and "READY" in shown.output and f"{ROWS:,}" in shown.output
+    listed = json.loads(floe(address, "--json", "list").stdout)
+    assert "cli-events" in [d["name"] for d in listed]
+    dropped = floe(address, "--json", "drop", "cli-events")
+    assert dropped.exit_code == 0, dropped.output
+    with FloeClient(address) as client:
+        assert "cli-events" not in [d["name"] for d in client.list()]
+
+
+def test_job_and_cluster(address, job_data):
+    with FloeClient(address) as client:
+        client.register_job("cli-job", job_data, 1000, mode="dynamic")
+    job = floe(address, "--json", "job", "cli-job")
+    assert job.exit_code == 0, job.output
+    assert json.loads(job.stdout)["job"] == "cli-job"
+    assert "cli-job" in floe(address, "job", "cli-job").output
+    view = floe(address, "cluster")
+    text = " ".join(view.output.split())  # rich wraps lines at the terminal's width
+    assert view.exit_code == 0 and "Up" in text and "bytes of Arrow memory" in text
+
+
+@pytest.mark.parametrize("args, message", [
+    (["status", "no-such-dataset"], "no-such-dataset"),
+    (["load", "cli-missing", "/nonexistent/table"], "/nonexistent/table"),
+    (["job", "no-such-job"], "no-such-job"),
+])
+def test_failures_exit_non_zero_with_the_reason(address, args, message):
+    result = floe(address, *args)
+    assert result.exit_code == 1
+    assert message in "".join(result.output.split())  # rich may wrap a long name anywhere
