@@ -1,16 +1,74 @@
 package io.floe.node;
 
+import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /** Starts a data node from application.conf and the environment; SIGTERM shuts it down in order. */
-public final class Main {
-  private Main() {}
+@Command(
+    name = "floe node",
+    mixinStandardHelpOptions = true,
+    versionProvider = Main.Version.class,
+    description = {
+      "Runs a Floe data node: a member of its cluster that holds slices of datasets in Arrow"
+          + " memory and serves them over Arrow Flight. SIGTERM leaves the cluster in order.",
+      "",
+      "Settings come from application.conf, overridden by FLOE_* environment variables and -D"
+          + " system properties (README.md, \"Configuration\"), e.g. FLOE_FLIGHT_PORT,"
+          + " FLOE_MEMORY_LIMIT, FLOE_AUTH_TOKENS_FILE, FLOE_ALLOWED_LOCATIONS, FLOE_TLS_CERT_FILE,"
+          + " FLOE_STATE_DIR, FLOE_LOG_FORMAT."
+    })
+public final class Main implements Callable<Integer> {
+  @Option(
+      names = "--config",
+      paramLabel = "FILE",
+      description =
+          "A HOCON file of settings laid over application.conf and the FLOE_* variables;"
+              + " -D system properties still win.")
+  private Path config;
 
-  public static void main(String[] args) {
+  @CommandLine.Spec private CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public Integer call() {
     // gRPC logs through java.util.logging; send it to logback with the rest.
     org.slf4j.bridge.SLF4JBridgeHandler.removeHandlersForRootLogger();
     org.slf4j.bridge.SLF4JBridgeHandler.install();
-    FloeNode node = FloeNode.start(ConfigFactory.load());
+    FloeNode node = FloeNode.start(settings());
     node.whenClosed().join();
+    return 0;
+  }
+
+  private Config settings() {
+    if (config == null) {
+      return ConfigFactory.load();
+    }
+    if (!Files.isRegularFile(config)) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "No settings file at " + config);
+    }
+    ConfigFactory.invalidateCaches();
+    return ConfigFactory.systemProperties()
+        .withFallback(ConfigFactory.parseFile(config.toFile()))
+        .withFallback(ConfigFactory.defaultApplication())
+        .withFallback(ConfigFactory.defaultReference())
+        .resolve();
+  }
+
+  /** The version of the jar the node runs from; a development build from a source tree. */
+  static final class Version implements CommandLine.IVersionProvider {
+    @Override
+    public String[] getVersion() {
+      String version = Main.class.getPackage().getImplementationVersion();
+      return new String[] {"floe node " + (version != null ? version : "(development build)")};
+    }
+  }
+
+  public static void main(String[] args) {
+    System.exit(new CommandLine(new Main()).execute(args));
   }
 }

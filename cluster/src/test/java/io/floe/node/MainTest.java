@@ -1,0 +1,54 @@
+package io.floe.node;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+/**
+ * The node launcher's command line: help and version without starting a node; bad options refused.
+ */
+class MainTest {
+  private record Run(int exitCode, String out, String err) {}
+
+  private static Run run(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    CommandLine command = new CommandLine(new Main());
+    command.setOut(new PrintWriter(out));
+    command.setErr(new PrintWriter(err));
+    int code = command.execute(args);
+    return new Run(code, out.toString(), err.toString());
+  }
+
+  @Test
+  void helpDescribesTheNodeAndItsSettings() {
+    Run run = run("--help");
+    assertThat(run.exitCode()).isZero();
+    assertThat(run.out())
+        .contains("floe node", "--config", "--version", "FLOE_MEMORY_LIMIT", "SIGTERM");
+  }
+
+  @Test
+  void versionNamesTheBuild() {
+    Run run = run("--version");
+    assertThat(run.exitCode()).isZero();
+    assertThat(run.out()).startsWith("floe node ");
+  }
+
+  @Test
+  void unknownOptionsAndArgumentsAreRefused() {
+    Run run = run("--port", "1");
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.err()).contains("Unknown options: '--port', '1'", "Usage: floe node");
+  }
+
+  @Test
+  void aMissingSettingsFileIsNamed() {
+    Run run = run("--config", "/nonexistent/floe.conf");
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.err()).contains("No settings file at /nonexistent/floe.conf");
+  }
+}
