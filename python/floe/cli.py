@@ -39,6 +39,14 @@ class Context:
     def client(self) -> FloeClient:
         return FloeClient(self.address, token=self.token, tls_root_certs=self.ca, timeout=self.timeout)
 
+    def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """One FloeClient call on a fresh connection; a refusal ends the command with its reason."""
+        try:
+            with self.client() as client:
+                return getattr(client, method)(*args, **kwargs)
+        except FloeError as e:
+            _fail(e)
+
 
 def _version(value: bool) -> None:
     if value:
@@ -141,11 +149,7 @@ def _follow(c: Context, client: FloeClient, name: str, status: dict) -> dict:
 def status(ctx: typer.Context, name: str = typer.Argument(..., help="The dataset's name.")) -> None:
     """A dataset's state, slices, rows, bytes and snapshot."""
     c: Context = ctx.obj
-    try:
-        with c.client() as client:
-            answer = client.status(name)
-    except FloeError as e:
-        _fail(e)
+    answer = c.call("status", name)
     _print(c, answer, lambda s: _status_table([s]))
     if answer.get("state") == "ABSENT":
         err.print(f"No dataset '{name}' is loaded", highlight=False)
@@ -156,11 +160,7 @@ def status(ctx: typer.Context, name: str = typer.Argument(..., help="The dataset
 def list_datasets(ctx: typer.Context) -> None:
     """Every loaded dataset."""
     c: Context = ctx.obj
-    try:
-        with c.client() as client:
-            answer = client.list()
-    except FloeError as e:
-        _fail(e)
+    answer = c.call("list")
     _print(c, answer, _status_table)
 
 
@@ -168,11 +168,7 @@ def list_datasets(ctx: typer.Context) -> None:
 def drop(ctx: typer.Context, name: str = typer.Argument(..., help="The dataset's name.")) -> None:
     """Drop a dataset and free its memory (an operator's token)."""
     c: Context = ctx.obj
-    try:
-        with c.client() as client:
-            answer = client.drop(name)
-    except FloeError as e:
-        _fail(e)
+    answer = c.call("drop", name)
     _print(c, answer, lambda s: _status_table([s]))
 
 
@@ -184,11 +180,7 @@ def refresh(
 ) -> None:
     """Move a dataset to its table's newest snapshot, reloading only what changed."""
     c: Context = ctx.obj
-    try:
-        with c.client() as client:
-            answer = client.refresh(name, wait=wait)
-    except FloeError as e:
-        _fail(e)
+    answer = c.call("refresh", name, wait=wait)
     _print(c, answer, lambda s: _status_table([s]))
 
 
@@ -200,11 +192,7 @@ def job(
 ) -> None:
     """A training job: its settings, counters and per-epoch progress (leased, acknowledged)."""
     c: Context = ctx.obj
-    try:
-        with c.client() as client:
-            answer = client.job_status(job_id, epoch)
-    except FloeError as e:
-        _fail(e)
+    answer = c.call("job_status", job_id, epoch)
 
     def render(j: dict) -> None:
         out.print(f"[bold]{j.get('job')}[/bold] on {j.get('dataset')}: mode {j.get('mode')}, "
@@ -225,11 +213,7 @@ def job(
 def cluster(ctx: typer.Context) -> None:
     """The cluster's members as the node sees them, and the node's memory."""
     c: Context = ctx.obj
-    try:
-        with c.client() as client:
-            answer = client.cluster()
-    except FloeError as e:
-        _fail(e)
+    answer = c.call("cluster")
 
     def render(view: dict) -> None:
         table = Table("member", "status", "roles")
