@@ -1390,7 +1390,8 @@ def parse_args(argv: Sequence[str]):
 
 def check_build() -> None:
     missing = [p for p in ("tools/target/runtime-classpath.txt", "tools/target/classes", "cluster/target/classes",
-                           "flight-gateway/target/classes", "actors/target/classes") if not (ROOT / p).exists()]
+                           "flight-gateway/target/classes", "actors/target/classes",
+                           "loader/target/classes") if not (ROOT / p).exists()]
     if missing:
         raise SystemExit(f"bench-readers: the Java build is missing ({', '.join(missing)}): "
                          f"run `mvn -B -q -DskipTests package` at {ROOT} first (./floe bench-readers does)")

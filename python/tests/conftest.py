@@ -49,7 +49,7 @@ def free_port() -> int:
 @pytest.fixture(scope="session")
 def classpath() -> str:
     runtime = ROOT / "tools" / "target" / "runtime-classpath.txt"
-    modules = [ROOT / m / "target" / "classes" for m in ("tools", "cluster", "flight-gateway", "actors", "client", "protocol", "core")]
+    modules = [ROOT / m / "target" / "classes" for m in ("tools", "cluster", "flight-gateway", "actors", "loader", "client", "protocol", "core")]
     missing = [str(p) for p in [runtime, *modules] if not p.exists()]
     if missing:
         pytest.fail(

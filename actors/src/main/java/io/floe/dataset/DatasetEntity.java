@@ -2,12 +2,12 @@ package io.floe.dataset;
 
 import io.floe.ddata.RecordReads;
 import io.floe.iceberg.ScanPlan;
-import io.floe.node.NodeResources;
+import io.floe.iceberg.SliceSpec;
+import io.floe.resources.NodeResources;
 import io.floe.serialization.CborSerializable;
-import io.floe.slice.SliceEntity;
-import io.floe.slice.SliceSpec;
 import io.floe.spec.DatasetSpec;
 import io.floe.spec.TableSource;
+import io.floe.table.FailureKind;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;

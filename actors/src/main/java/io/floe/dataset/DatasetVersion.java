@@ -1,8 +1,7 @@
 package io.floe.dataset;
 
 import io.floe.iceberg.ScanPlan;
-import io.floe.slice.SliceEntity;
-import io.floe.slice.SliceSpec;
+import io.floe.iceberg.SliceSpec;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

@@ -1,6 +1,7 @@
 package io.floe.dataset;
 
 import io.floe.serialization.CborSerializable;
+import io.floe.table.FailureKind;
 
 /** A load failure as it travels to clients: its kind and a message naming what was wrong. */
 public record Failure(FailureKind kind, String message) implements CborSerializable {

@@ -3,6 +3,7 @@ package io.floe.node;
 import com.typesafe.config.Config;
 import io.floe.auth.AuthSettings;
 import io.floe.gateway.GatewaySettings;
+import io.floe.resources.NodeResources;
 import io.floe.table.CatalogSettings;
 import io.floe.table.LocationPolicy;
 import io.floe.table.StorageSettings;

@@ -1,8 +1,8 @@
 package io.floe.node;
 
+import io.floe.iceberg.SliceLoadListener;
 import io.floe.job.JobCounters;
 import io.floe.job.entity.LiveJobs;
-import io.floe.slice.SliceLoadListener;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;

@@ -121,7 +121,7 @@ class NotReadyAndMemoryTest {
           .untilAsserted(
               () ->
                   assertThat(node.resources().allocator().getAllocatedMemory())
-                      .as(io.floe.node.AllocatorTree.describe(node.resources().allocator()))
+                      .as(io.floe.store.AllocatorTree.describe(node.resources().allocator()))
                       .isZero());
 
       // The node goes on: a dataset that fits loads and reads in full.

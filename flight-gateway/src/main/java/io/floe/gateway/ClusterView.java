@@ -3,7 +3,7 @@ package io.floe.gateway;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.protocol.Json;
-import io.floe.slice.SliceStore;
+import io.floe.store.SliceStore;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.cluster.Member;

@@ -1,7 +1,7 @@
 package io.floe.gateway;
 
 import io.floe.job.RankShare;
-import io.floe.slice.LoadedSlice;
+import io.floe.store.LoadedSlice;
 import io.floe.ticket.JobTicket;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.VectorUnloader;

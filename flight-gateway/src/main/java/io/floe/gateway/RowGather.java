@@ -1,6 +1,6 @@
 package io.floe.gateway;
 
-import io.floe.slice.LoadedSlice;
+import io.floe.store.LoadedSlice;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;

@@ -1,7 +1,7 @@
 package io.floe.gateway;
 
 import io.floe.protocol.ErrorCode;
-import io.floe.slice.LoadedSlice;
+import io.floe.store.LoadedSlice;
 import io.floe.ticket.FloeTicket;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;

@@ -6,14 +6,14 @@ import static io.floe.testing.RecordAssertions.assertSameRows;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.floe.dataset.FailureKind;
+import io.floe.iceberg.SliceReads;
 import io.floe.spec.DatasetSpec;
 import io.floe.table.CatalogSettings;
+import io.floe.table.FailureKind;
 import io.floe.table.StorageSettings;
 import io.floe.table.TableAccess;
 import io.floe.testing.IcebergTestTables;
 import io.floe.testing.S3TestServer;
-import io.floe.testing.SliceReads;
 import io.floe.testing.TestRows;
 import java.util.HashMap;
 import java.util.Map;

@@ -3,11 +3,11 @@ package io.floe.job.entity;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.floe.dataset.Failure;
-import io.floe.dataset.FailureKind;
 import io.floe.job.JobMode;
 import io.floe.job.JobSpec;
 import io.floe.job.PinnedLayout;
 import io.floe.job.TailPolicy;
+import io.floe.table.FailureKind;
 import java.util.List;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.serialization.Serialization;

@@ -1,0 +1,274 @@
+package io.floe.dataset;
+
+import io.floe.iceberg.SliceLoadListener;
+import io.floe.iceberg.SliceSpec;
+import io.floe.resources.NodeResources;
+import io.floe.serialization.CborSerializable;
+import io.floe.store.LoadedSlice;
+import io.floe.store.SliceStore;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.apache.pekko.actor.CoordinatedShutdown;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.ActorSystem;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.PostStop;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Adapter;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+import org.apache.pekko.cluster.sharding.typed.ClusterShardingSettings;
+import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
+import org.apache.pekko.cluster.sharding.typed.javadsl.Entity;
+import org.apache.pekko.cluster.sharding.typed.javadsl.EntityContext;
+import org.apache.pekko.cluster.sharding.typed.javadsl.EntityTypeKey;
+
+/**
+ * One slice of one dataset, placed by cluster sharding. It decodes its rows into this node's Arrow
+ * memory on the load threads and registers them in the node's {@link SliceStore}, where the gateway
+ * streams them from.
+ *
+ * <p>Slices are remembered entities: when their node leaves or fails, sharding restarts them on
+ * another node, where they ask their dataset for their spec and load again. When a slice moves away
+ * from a node that stays up (a rebalance), the old copy keeps serving readers that planned against
+ * it for {@code retireLinger} before its memory is freed, so planned moves do not interrupt reads;
+ * on drop, failure or node shutdown the memory is freed at once. A stop that races a running load
+ * frees that load's result as soon as it completes.
+ */
+public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
+  public static final EntityTypeKey<Command> TYPE_KEY =
+      EntityTypeKey.create(Command.class, "floe-slice");
+
+  /** Messages a slice entity takes. */
+  public sealed interface Command extends CborSerializable {}
+
+  /** Load the slice (idempotent); the reply comes once it is held or has failed. */
+  public record Load(SliceSpec spec, ActorRef<LoadResult> replyTo) implements Command {}
+
+  /** Free the slice's memory and leave: its dataset was dropped or failed. */
+  public record Release() implements Command {}
+
+  /** Stop for a shard hand-off, passivation or node shutdown. */
+  public record Stop() implements Command {}
+
+  private record Assigned(DatasetEntity.SliceAssignment assignment) implements Command {}
+
+  private record LoadCompleted(LoadedSlice slice, Throwable failure) implements Command {}
+
+  /** The outcome of a load. */
+  public sealed interface LoadResult extends CborSerializable {
+    String sliceId();
+  }
+
+  /**
+   * @param holder the Flight location (URI) of the node holding the slice
+   */
+  public record Loaded(String sliceId, long rows, long bytes, String holder, String decoder)
+      implements LoadResult {}
+
+  public record LoadFailed(String sliceId, Failure failure) implements LoadResult {}
+
+  public static void init(ActorSystem<?> system, NodeResources resources) {
+    ClusterSharding.get(system)
+        .init(
+            Entity.of(TYPE_KEY, ctx -> create(ctx, resources))
+                .withStopMessage(new Stop())
+                .withSettings(ClusterShardingSettings.create(system).withRememberEntities(true)));
+  }
+
+  static Behavior<Command> create(EntityContext<Command> entity, NodeResources resources) {
+    // Every line this entity logs carries its slice and dataset (fields of JSON logs).
+    return Behaviors.withMdc(
+        Command.class,
+        java.util.Map.of("slice", entity.getEntityId(), "dataset", datasetOf(entity.getEntityId())),
+        Behaviors.setup(ctx -> new SliceEntity(ctx, entity, resources)));
+  }
+
+  /** The dataset a slice id belongs to: ids are {@code dataset/generation/index}. */
+  static String datasetOf(String sliceId) {
+    return sliceId.substring(0, sliceId.indexOf('/'));
+  }
+
+  private final String sliceId;
+  private final EntityContext<Command> entity;
+  private final NodeResources resources;
+  private final Holder holder;
+  private final List<ActorRef<LoadResult>> waiting = new ArrayList<>();
+  private SliceSpec spec;
+  private LoadResult result;
+  private boolean released;
+
+  /** Why and since when the slice is loading (for the load listener). */
+  private SliceLoadListener.Cause cause = SliceLoadListener.Cause.REQUESTED;
+
+  private long loadStarted;
+
+  private SliceEntity(
+      ActorContext<Command> context, EntityContext<Command> entity, NodeResources resources) {
+    super(context);
+    this.sliceId = entity.getEntityId();
+    this.entity = entity;
+    this.resources = resources;
+    this.holder = new Holder(resources.sliceStore());
+    // A slice may start here because its node left or failed; its dataset knows what it is.
+    ClusterSharding.get(context.getSystem())
+        .entityRefFor(DatasetEntity.TYPE_KEY, datasetOf(sliceId))
+        .tell(
+            new DatasetEntity.GetSliceSpec(
+                sliceId,
+                context.messageAdapter(DatasetEntity.SliceAssignment.class, Assigned::new)));
+  }
+
+  @Override
+  public Receive<Command> createReceive() {
+    return newReceiveBuilder()
+        .onMessage(Load.class, this::onLoad)
+        .onMessage(Assigned.class, this::onAssigned)
+        .onMessage(LoadCompleted.class, this::onLoadCompleted)
+        .onMessage(Release.class, m -> onRelease())
+        .onMessage(Stop.class, m -> Behaviors.stopped())
+        .onSignal(PostStop.class, s -> onPostStop())
+        .build();
+  }
+
+  private Behavior<Command> onAssigned(Assigned assigned) {
+    if (assigned.assignment().spec() == null) {
+      getContext().getLog().debug("Slice {} is not wanted by its dataset; leaving", sliceId);
+      return onRelease();
+    }
+    return load(
+        new Load(assigned.assignment().spec(), assigned.assignment().reportTo()),
+        assigned.assignment().restart()
+            ? SliceLoadListener.Cause.MOVED
+            : SliceLoadListener.Cause.REQUESTED);
+  }
+
+  private Behavior<Command> onLoad(Load load) {
+    return load(load, SliceLoadListener.Cause.REQUESTED);
+  }
+
+  private Behavior<Command> load(Load load, SliceLoadListener.Cause why) {
+    if (released) {
+      return this;
+    }
+    if (result != null) {
+      load.replyTo().tell(result);
+      return this;
+    }
+    waiting.add(load.replyTo());
+    if (spec == null) {
+      spec = load.spec();
+      cause = why;
+      loadStarted = System.nanoTime();
+      SliceSpec toLoad = spec;
+      getContext().getLog().debug("Loading slice {}", sliceId);
+      CompletableFuture<LoadedSlice> future =
+          CompletableFuture.supplyAsync(
+              () -> holder.offer(resources.loader().load(toLoad)), resources.loadExecutor());
+      getContext().pipeToSelf(future, LoadCompleted::new);
+    }
+    return this;
+  }
+
+  private java.time.Duration sinceLoadStarted() {
+    return java.time.Duration.ofNanos(System.nanoTime() - loadStarted);
+  }
+
+  private Behavior<Command> onLoadCompleted(LoadCompleted completed) {
+    if (released) {
+      return this;
+    }
+    if (completed.failure() != null) {
+      Failure failure = Failure.of(completed.failure());
+      getContext().getLog().warn("Slice {} failed to load: {}", sliceId, failure.message());
+      resources.loadListener().failed(cause, sinceLoadStarted());
+      result = new LoadFailed(sliceId, failure);
+    } else {
+      LoadedSlice slice = completed.slice();
+      resources.loadListener().loaded(cause, slice.rows(), slice.bytes(), sinceLoadStarted());
+      getContext()
+          .getLog()
+          .debug("Slice {} loaded: {} rows, {} bytes", sliceId, slice.rows(), slice.bytes());
+      result =
+          new Loaded(
+              sliceId,
+              slice.rows(),
+              slice.bytes(),
+              resources.advertisedLocation(),
+              slice.decoder());
+    }
+    waiting.forEach(ref -> ref.tell(result));
+    waiting.clear();
+    return this;
+  }
+
+  /** Frees the memory now and asks the shard to let this entity go for good. */
+  private Behavior<Command> onRelease() {
+    released = true;
+    holder.close();
+    entity.getShard().tell(new ClusterSharding.Passivate<>(getContext().getSelf()));
+    return this;
+  }
+
+  private Behavior<Command> onPostStop() {
+    boolean shuttingDown =
+        CoordinatedShutdown.get(Adapter.toClassic(getContext().getSystem()))
+            .getShutdownReason()
+            .isPresent();
+    if (released || resources.retireLinger().isZero() || (shuttingDown && alone())) {
+      holder.close();
+    } else {
+      // Moved by a rebalance or a leaving node: the dataset points readers here until the new
+      // holder has loaded, so this copy keeps serving meanwhile (the node's Flight server stays
+      // up until retired copies are gone).
+      resources.retire(holder::close, shuttingDown);
+    }
+    return this;
+  }
+
+  /** No other member is up to take the slice over, so there is nobody to serve for. */
+  private boolean alone() {
+    org.apache.pekko.cluster.typed.Cluster cluster =
+        org.apache.pekko.cluster.typed.Cluster.get(getContext().getSystem());
+    for (org.apache.pekko.cluster.Member member : cluster.state().getMembers()) {
+      if (!member.equals(cluster.selfMember())
+          && member.status() == org.apache.pekko.cluster.MemberStatus.up()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Hands a finished load to the store unless the entity stopped meanwhile. */
+  private static final class Holder {
+    private final SliceStore store;
+    private LoadedSlice slice;
+    private boolean closed;
+
+    Holder(SliceStore store) {
+      this.store = store;
+    }
+
+    synchronized LoadedSlice offer(LoadedSlice loaded) {
+      if (closed) {
+        loaded.release();
+        throw new java.util.concurrent.CancellationException(
+            "slice " + loaded.sliceId() + " stopped while loading");
+      }
+      slice = loaded;
+      store.put(loaded);
+      return loaded;
+    }
+
+    synchronized void close() {
+      closed = true;
+      if (slice != null) {
+        store.remove(slice);
+        slice.release();
+        slice = null;
+      }
+    }
+  }
+}

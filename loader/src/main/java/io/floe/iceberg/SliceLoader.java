@@ -1,0 +1,161 @@
+package io.floe.iceberg;
+
+import io.floe.arrow.ArrowSchemas;
+import io.floe.arrow.BatchCoalescer;
+import io.floe.arrow.BatchPacker;
+import io.floe.arrow.RecordBatchBuilder;
+import io.floe.store.AllocatorReaper;
+import io.floe.store.LoadedSlice;
+import io.floe.table.StorageFailures;
+import io.floe.table.TableAccess;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.io.CloseableIterable;
+
+/**
+ * Decodes a slice's Parquet row groups into Arrow record batches under a fresh child of the node's
+ * allocator. Batches are built in scratch memory, then packed into one allocation, so the slice
+ * holds about one byte per byte served. On any failure every byte it took is returned before the
+ * exception leaves.
+ */
+public final class SliceLoader {
+  /** How a slice's file tasks were decoded, as {@code status} reports it. */
+  public static final String VECTORIZED = "vectorized";
+
+  public static final String GENERIC = "generic";
+  public static final String MIXED = "mixed";
+
+  private final BufferAllocator nodeAllocator;
+  private final TableAccess tables;
+  private final AllocatorReaper reaper;
+  private final boolean vectorized;
+
+  /**
+   * @param vectorized decode the tasks that allow it with Iceberg's vectorized Parquet reader (flat
+   *     columns, no delete files, a filter the partition decides); the generic row reader does the
+   *     rest, and all of it when this is off
+   */
+  public SliceLoader(
+      BufferAllocator nodeAllocator,
+      TableAccess tables,
+      AllocatorReaper reaper,
+      boolean vectorized) {
+    this.nodeAllocator = nodeAllocator;
+    this.tables = tables;
+    this.reaper = reaper;
+    this.vectorized = vectorized;
+  }
+
+  /**
+   * @throws io.floe.table.StorageFailure when a data or delete file is missing, refused or cannot
+   *     be decoded, naming it
+   */
+  public LoadedSlice load(SliceSpec spec) {
+    SliceRecords records = new SliceRecords(tables.io(spec.source()), spec);
+    BufferAllocator sliceAllocator =
+        nodeAllocator.newChildAllocator("slice " + spec.sliceId(), 0, Long.MAX_VALUE);
+    List<ArrowRecordBatch> built = new ArrayList<>();
+    List<ArrowRecordBatch> joined = List.of();
+    List<ArrowRecordBatch> packed = List.of();
+    Schema schema = ArrowSchemas.fromIceberg(records.requested());
+    try (BufferAllocator scratch =
+        nodeAllocator.newChildAllocator("scratch " + spec.sliceId(), 0, Long.MAX_VALUE)) {
+      String decoder;
+      try {
+        decoder = buildBatches(records, spec.batchRows(), scratch, built);
+        joined = BatchCoalescer.coalesce(built, schema, spec.batchRows(), scratch);
+        built.forEach(ArrowRecordBatch::close);
+        built.clear();
+        packed = BatchPacker.pack(joined, sliceAllocator);
+      } finally {
+        built.forEach(ArrowRecordBatch::close);
+        joined.forEach(ArrowRecordBatch::close);
+      }
+      return new LoadedSlice(spec.sliceId(), schema, packed, sliceAllocator, reaper, decoder);
+    } catch (RuntimeException | Error e) {
+      packed.forEach(ArrowRecordBatch::close);
+      sliceAllocator.close();
+      throw e;
+    }
+  }
+
+  private static String describe(FileScanTask task) {
+    String what = "data file '" + task.file().location() + "'";
+    if (!task.deletes().isEmpty()) {
+      what += " (or one of its " + task.deletes().size() + " delete files)";
+    }
+    return what;
+  }
+
+  /**
+   * Decodes every task of the slice in order into {@code out}: vectorized where it can, else row by
+   * row; answers which of the two did it.
+   */
+  private String buildBatches(
+      SliceRecords records, int batchRows, BufferAllocator scratch, List<ArrowRecordBatch> out) {
+    List<FileScanTask> tasks = records.tasks();
+    if (tasks.isEmpty()) {
+      return GENERIC;
+    }
+    int fast = 0;
+    int genericUntil = 0;
+    try (RecordBatchBuilder builder =
+        new RecordBatchBuilder(
+            scratch,
+            records.requested(),
+            records.recordSchema(tasks.get(0)).asStruct(),
+            batchRows)) {
+      for (int t = 0; t < tasks.size(); t++) {
+        FileScanTask task = tasks.get(t);
+        if (vectorized && t >= genericUntil && records.vectorizable(task)) {
+          // The following row groups of the same file go in the same read: one footer, one
+          // reader.
+          int end = t + 1;
+          while (end < tasks.size()
+              && tasks.get(end).file().location().equals(task.file().location())
+              && tasks.get(end).start() == tasks.get(end - 1).start() + tasks.get(end - 1).length()
+              && records.vectorizable(tasks.get(end))) {
+            end++;
+          }
+          List<FileScanTask> run = tasks.subList(t, end);
+          java.util.Optional<List<ArrowRecordBatch>> decoded;
+          try {
+            decoded = records.vectorized(run, batchRows, scratch);
+          } catch (RuntimeException e) {
+            throw StorageFailures.translateReading(e, describe(task));
+          }
+          if (decoded.isPresent()) {
+            if (builder.rows() > 0) {
+              out.add(builder.finish()); // rows stay in order: the generic rows before it first
+            }
+            out.addAll(decoded.get());
+            fast += run.size();
+            t = end - 1;
+            continue;
+          }
+          genericUntil = end;
+        }
+        builder.source(records.recordSchema(task).asStruct());
+        try (CloseableIterable<Record> rows = records.open(task)) {
+          for (Record row : rows) {
+            if (builder.add(row)) {
+              out.add(builder.finish());
+            }
+          }
+        } catch (IOException | RuntimeException e) {
+          throw StorageFailures.translateReading(e, describe(task));
+        }
+      }
+      if (builder.rows() > 0) {
+        out.add(builder.finish());
+      }
+    }
+    return fast == tasks.size() ? VECTORIZED : fast == 0 ? GENERIC : MIXED;
+  }
+}

@@ -1,0 +1,171 @@
+package io.floe.iceberg;
+
+import io.floe.arrow.ArrowSchemas;
+import io.floe.filter.RowPredicate;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.ScanTaskParser;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.SchemaParser;
+import org.apache.iceberg.data.GenericDeleteFilter;
+import org.apache.iceberg.data.IdentityPartitionConverters;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.data.parquet.GenericParquetReaders;
+import org.apache.iceberg.expressions.Expression;
+import org.apache.iceberg.expressions.ExpressionParser;
+import org.apache.iceberg.expressions.Expressions;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.mapping.NameMappingParser;
+import org.apache.iceberg.parquet.Parquet;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.TypeUtil;
+import org.apache.iceberg.types.Types;
+import org.apache.iceberg.util.PartitionUtil;
+
+/**
+ * Reads the live rows of one slice as Iceberg generic records: position and equality deletes are
+ * applied, then the row filter row by row with SQL's null semantics ({@link RowPredicate}; planning
+ * only pruned files and row groups with it). Records carry the requested columns plus whatever the
+ * filter and deletes needed; {@link #recordType(FileScanTask)} tells their layout.
+ */
+public final class SliceRecords {
+  private final FileIO io;
+  private final Schema requested;
+  private final Expression filter;
+  private final String nameMappingJson;
+  private final List<FileScanTask> tasks;
+
+  public SliceRecords(FileIO io, SliceSpec spec) {
+    this.io = io;
+    this.requested = SchemaParser.fromJson(spec.requestedSchemaJson());
+    this.nameMappingJson = spec.nameMappingJson();
+    List<FileScanTask> parsed = new ArrayList<>(spec.taskJsons().size());
+    for (String json : spec.taskJsons()) {
+      parsed.add(ScanTaskParser.fromJson(json, true));
+    }
+    this.tasks = List.copyOf(parsed);
+    // The filter was written bound, with typed values: read them back against the table schema.
+    this.filter =
+        tasks.isEmpty()
+            ? Expressions.alwaysTrue()
+            : ExpressionParser.fromJson(spec.filterJson(), tasks.get(0).schema());
+  }
+
+  public Schema requested() {
+    return requested;
+  }
+
+  /** Whether {@code task} can be decoded with the vectorized reader (see {@link #vectorized}). */
+  public boolean vectorizable(FileScanTask task) {
+    return VectorizedTaskReader.accepts(task, requested, filter);
+  }
+
+  /**
+   * The rows of a run of consecutive tasks of one file (one reader for all its row groups) decoded
+   * column by column with Iceberg's vectorized Parquet reader into batches of at most {@code
+   * batchRows} rows under {@code allocator}, or empty when a column comes out in a form the served
+   * type cannot take (then nothing is left allocated, and the tasks are for {@link #open}). Only
+   * for tasks {@link #vectorizable}.
+   */
+  public java.util.Optional<List<org.apache.arrow.vector.ipc.message.ArrowRecordBatch>> vectorized(
+      List<FileScanTask> run, int batchRows, org.apache.arrow.memory.BufferAllocator allocator) {
+    FileScanTask task = run.get(0);
+    try {
+      return java.util.Optional.of(
+          VectorizedTaskReader.read(
+              io,
+              run,
+              requested,
+              ArrowSchemas.fromIceberg(requested).getFields(),
+              nameMappingJson,
+              batchRows,
+              allocator));
+    } catch (UnsupportedOperationException e) {
+      org.slf4j.LoggerFactory.getLogger(SliceRecords.class)
+          .debug(
+              "Task of {} read by the generic reader: {}", task.file().location(), e.getMessage());
+      return java.util.Optional.empty();
+    }
+  }
+
+  public List<FileScanTask> tasks() {
+    return tasks;
+  }
+
+  /**
+   * The columns read from a task's file: requested plus the filter's, selected by field id from the
+   * task's schema, so a filter on {@code a.b} joins a served struct {@code a} instead of clashing
+   * with it.
+   */
+  private Schema readSchema(FileScanTask task) {
+    if (filter.equals(Expressions.alwaysTrue())) {
+      return requested;
+    }
+    Set<Integer> ids = new HashSet<>(leafIds(requested.asStruct()));
+    for (int id :
+        org.apache.iceberg.expressions.Binder.boundReferences(
+            task.schema().asStruct(), List.of(filter), true)) {
+      ids.add(id);
+      Type type = task.schema().findType(id);
+      if (type != null && type.isNestedType()) {
+        // "addr is null" needs the struct itself read, which takes at least its fields.
+        ids.addAll(leafIds(type));
+      }
+    }
+    return TypeUtil.project(task.schema(), ids);
+  }
+
+  /** The ids of a type's primitive fields, list elements and map keys and values. */
+  private static Set<Integer> leafIds(Type type) {
+    Set<Integer> ids = new HashSet<>();
+    for (Types.NestedField field : type.asNestedType().fields()) {
+      if (field.type().isPrimitiveType()) {
+        ids.add(field.fieldId());
+      } else {
+        ids.addAll(leafIds(field.type()));
+        if (!field.type().isStructType()) {
+          // A list's element or a map's key and value may be primitive themselves.
+          ids.add(field.fieldId());
+        }
+      }
+    }
+    return ids;
+  }
+
+  /** The records' layout for a task, which the Arrow writer maps columns through. */
+  public Schema recordSchema(FileScanTask task) {
+    return new GenericDeleteFilter(io, task, task.schema(), readSchema(task)).requiredSchema();
+  }
+
+  /** Live, filtered rows of one task; the caller closes the iterable. */
+  public CloseableIterable<Record> open(FileScanTask task) {
+    GenericDeleteFilter deletes =
+        new GenericDeleteFilter(io, task, task.schema(), readSchema(task));
+    Schema fileProjection = deletes.requiredSchema();
+    Parquet.ReadBuilder builder =
+        Parquet.read(io.newInputFile(task.file().location()))
+            .project(fileProjection)
+            .split(task.start(), task.length())
+            .filter(task.residual())
+            .createReaderFunc(
+                fileSchema ->
+                    GenericParquetReaders.buildReader(
+                        fileProjection,
+                        fileSchema,
+                        PartitionUtil.constantsMap(
+                            task, IdentityPartitionConverters::convertConstant)));
+    if (nameMappingJson != null) {
+      builder.withNameMapping(NameMappingParser.fromJson(nameMappingJson));
+    }
+    CloseableIterable<Record> records = deletes.filter(builder.build());
+    if (filter.equals(Expressions.alwaysTrue())) {
+      return records;
+    }
+    RowPredicate predicate = new RowPredicate(fileProjection.asStruct(), filter);
+    return CloseableIterable.filter(records, predicate::test);
+  }
+}
