@@ -102,12 +102,24 @@ class LeasedBatch:
 
     def pin_memory(self) -> "LeasedBatch":
         """DataLoader's ``pin_memory=True`` pins ``data``."""
-        from torch.utils.data._utils.pin_memory import pin_memory
-
-        return LeasedBatch(pin_memory(self.data), self.lease)
+        return LeasedBatch(_pinned(self.data), self.lease)
 
     def __repr__(self) -> str:
         return f"LeasedBatch(batch={self.lease.batch}, lease={self.lease.id!r})"
+
+
+def _pinned(data: Any) -> Any:
+    """``data`` with every tensor in it (in dicts, lists and tuples, as to_tensors makes them)
+    moved to page-locked memory."""
+    if isinstance(data, torch.Tensor):
+        return data.pin_memory()
+    if isinstance(data, dict):
+        return type(data)((key, _pinned(value)) for key, value in data.items())
+    if isinstance(data, tuple) and hasattr(data, "_fields"):  # a namedtuple
+        return type(data)(*(_pinned(value) for value in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(_pinned(value) for value in data)
+    return data
 
 
 class _Idle:
@@ -128,9 +140,12 @@ _IDLE = _Idle()
 class FloeIterableDataset(torch.utils.data.IterableDataset):
     """A Floe training job as a PyTorch ``IterableDataset``; each item is one batch.
 
-    Registers job ``job`` (idempotent: every rank may do it; other settings for the same id
-    raise :class:`~floe.AlreadyExists`) over the READY dataset ``dataset``, with global batches of
-    ``batch_rows`` rows. The settings after ``batch_rows`` are the job's
+    Job ``job`` over the READY dataset ``dataset``, with global batches of ``batch_rows`` rows. The
+    job is registered on the cluster when it is first needed (the first iteration, ``len()``,
+    ``layout`` or a state), not in the constructor, so a dataset can be built where the cluster
+    is not reachable (a notebook, a unit test, a pickled config); :meth:`register` does it at
+    once. Registering is idempotent: every rank may do it; other settings for the same id raise
+    :class:`~floe.AlreadyExists`. The settings after ``batch_rows`` are the job's
     (:meth:`floe.FloeClient.register_job`); ``None`` leaves them to the server.
 
     The rank and world size come from ``torch.distributed`` when it is initialized, else from the
@@ -139,7 +154,8 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
 
     Use it with ``FloeDataLoader(dataset, num_workers=...)`` (a DataLoader with
     ``batch_size=None`` that also counts what the loop consumed, for :meth:`state_dict`, and
-    acknowledges dynamic leases). A plain ``DataLoader(dataset, batch_size=None)`` works in
+    acknowledges dynamic leases; ``persistent_workers=True`` is fine: the epoch and the resume
+    point reach the workers through shared memory). A plain ``DataLoader(dataset, batch_size=None)`` works in
     deterministic mode; in dynamic mode it works only without workers (the dataset then
     acknowledges a batch when the next is asked for).
 
@@ -189,17 +205,17 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
         self.world_size = world_size
         self.client_options = dict(client_options or {})
         self.read_options = dict(read_options or {})
-        self.epoch = 0
+        # [epoch, epoch to resume (-1: none), batches consumed before it]: in shared memory so
+        # that persistent DataLoader workers, which keep their copy of the dataset from epoch to
+        # epoch, read the epoch and resume point the main process set.
+        self._position = torch.tensor([0, -1, 0], dtype=torch.int64).share_memory_()
         self._check_world()
-        with FloeClient(address, **self.client_options) as client:
-            self._status = client.register_job_spec(self.spec)
+        self._registered = False
         # Each epoch's layout and batch count, as the job answers them (an epoch begins on the
         # dataset's newest layout after a refresh, unless the job pins its layout).
         self._epochs: Dict[int, dict] = {}
         # Set by FloeDataLoader: it unwraps dynamic items and acknowledges them.
         self._loader_acks = False
-        # (epoch, batches_consumed) from load_state_dict: where that epoch goes on.
-        self._resume: Optional[Tuple[int, int]] = None
         # [epoch, start, items handed out] of this process's latest iteration (exact without
         # DataLoader workers).
         self._progress: Optional[list] = None
@@ -212,13 +228,27 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
     def to_tensors(self, batch: pa.RecordBatch) -> Any:
         """Turns one record batch into one item. The default: ``{column: tensor}`` for every
         numeric, boolean and temporal column (see :func:`arrow_to_tensor`); string, binary,
-        nested and decimal columns are left out. Override it to tokenize text, build labels,
-        stack features, and so on."""
-        return {
-            name: arrow_to_tensor(column)
-            for name, column in zip(batch.schema.names, batch.columns)
-            if _is_numeric(column.type)
-        }
+        nested and decimal columns have no tensor form and are left out, with a warning naming
+        them (once per process; ask for fewer ``columns``, or override this method). Override it
+        to tokenize text, build labels, stack features, and so on."""
+        tensors = {}
+        skipped = []
+        for field, column in zip(batch.schema, batch.columns):
+            if _is_numeric(field.type):
+                tensors[field.name] = arrow_to_tensor(column)
+            else:
+                skipped.append(f"{field.name} ({field.type})")
+        if skipped and not self._warned_skipped:
+            self._warned_skipped = True
+            warnings.warn(
+                f"FloeIterableDataset.to_tensors leaves out columns with no tensor form: "
+                f"{', '.join(skipped)}; ask the job for fewer columns or override to_tensors",
+                UserWarning,
+                stacklevel=2,
+            )
+        return tensors
+
+    _warned_skipped = False
 
     # -- the job -------------------------------------------------------------------------------
 
@@ -226,9 +256,42 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
     def job(self) -> str:
         return self.spec.job
 
+    def register(self) -> Dict[str, Any]:
+        """Registers the job now (otherwise it happens on first need) and answers its status;
+        raises what the server refuses (:class:`~floe.DatasetNotFound`,
+        :class:`~floe.AlreadyExists`, ...). Idempotent."""
+        with FloeClient(self.address, **self.client_options) as client:
+            status = client.register_job_spec(self.spec)
+        self._registered = True
+        return status
+
+    def _ensure_registered(self) -> None:
+        if not self._registered:
+            self.register()
+
+    @property
+    def epoch(self) -> int:
+        """The epoch the next iteration reads (:meth:`set_epoch`)."""
+        return int(self._position[0])
+
+    @epoch.setter
+    def epoch(self, epoch: int) -> None:
+        self._position[0] = epoch
+
+    @property
+    def _resume(self) -> Optional[Tuple[int, int]]:
+        """(epoch, batches consumed) from load_state_dict: where that epoch goes on."""
+        epoch = int(self._position[1])
+        return None if epoch < 0 else (epoch, int(self._position[2]))
+
+    @_resume.setter
+    def _resume(self, resume: Optional[Tuple[int, int]]) -> None:
+        self._position[1], self._position[2] = (-1, 0) if resume is None else resume
+
     def _epoch_status(self, epoch: int) -> dict:
         status = self._epochs.get(epoch)
         if status is None:
+            self._ensure_registered()
             with FloeClient(self.address, **self.client_options) as client:
                 status = client._job_call("job_status", self.spec, {"job": self.spec.job, "epoch": epoch})
             self._epochs[epoch] = status
@@ -387,6 +450,7 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
             raise TypeError("batches() reads deterministic jobs; a dynamic job leases its batches")
         worker, workers = self._worker()
         rank, world = self._check_world()
+        self._ensure_registered()
         start = self._start(self.epoch)
         client = FloeClient(self.address, **self.client_options)
         reader = None
@@ -423,6 +487,7 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
                 "floe.torch.FloeDataLoader, which acknowledges each batch once the loop is done with it"
             )
         name = default_worker_name(f"rank-{rank}/worker-{worker}")
+        self._ensure_registered()
         client = FloeClient(self.address, **self.client_options)
         reader = None
         try:
@@ -465,14 +530,13 @@ class FloeDataLoader(torch.utils.data.DataLoader):
       lease timeout). ``acks`` counts the answers; :meth:`on_ack` sees each one;
       ``current_lease`` is the lease of the batch the loop holds.
 
-    ``persistent_workers`` is refused: persistent workers would keep the epoch they started with.
+    With ``persistent_workers=True`` the workers stay up between epochs and read the epoch
+    :meth:`FloeIterableDataset.set_epoch` chose (it is kept in shared memory).
     """
 
     def __init__(self, dataset: FloeIterableDataset, **kwargs: Any):
         if not isinstance(dataset, FloeIterableDataset):
             raise TypeError(f"FloeDataLoader takes a FloeIterableDataset, not {type(dataset).__name__}")
-        if kwargs.get("persistent_workers"):
-            raise ValueError("FloeDataLoader does not take persistent_workers: they would keep reading the epoch they started with")
         batch_size = kwargs.setdefault("batch_size", None)
         if batch_size is not None:
             raise ValueError(f"FloeDataLoader's items are whole batches already; batch_size must be None, not {batch_size!r}")
@@ -487,6 +551,8 @@ class FloeDataLoader(torch.utils.data.DataLoader):
 
     def __iter__(self):
         dataset: FloeIterableDataset = self.dataset
+        # Once here rather than in every worker.
+        dataset._ensure_registered()
         self._epoch = dataset.epoch
         self._start = 0 if dataset.spec.dynamic else dataset._start(dataset.epoch)
         self._yielded = 0
@@ -512,9 +578,9 @@ class FloeDataLoader(torch.utils.data.DataLoader):
                 self._yielded += 1
                 yield item
         finally:
-            shutdown = getattr(inner, "_shutdown_workers", None)
-            if shutdown is not None:
-                shutdown()
+            # A loop that breaks off stops the workers now: the DataLoader's iterator shuts them
+            # down when its last reference goes (persistent workers are held by the loader).
+            del inner
 
     def _ack(self, lease: Lease) -> None:
         if self._client is None:

@@ -253,19 +253,78 @@ def test_registration_errors(address, job_data, monkeypatch):
     data = FloeIterableDataset(address, job_data, "env-world", 480, columns=["id"])
     assert data._rank_world() == (0, 3)
     assert len(next(iter(data))["id"]) == 160
+    # Registration waits for the first need; register() asks at once.
+    missing = FloeIterableDataset(address, "no-such-dataset", "bad-dataset", 480)
     with pytest.raises(DatasetNotFound):
-        FloeIterableDataset(address, "no-such-dataset", "bad-dataset", 480)
+        missing.register()
+    with pytest.raises(DatasetNotFound):
+        next(iter(missing))
     with pytest.raises(AlreadyExists):
-        FloeIterableDataset(address, job_data, "env-world", 480, columns=["id"], seed=1)
-    with pytest.raises(ValueError, match="persistent_workers"):
-        FloeDataLoader(data, num_workers=1, persistent_workers=True)
+        FloeIterableDataset(address, job_data, "env-world", 480, columns=["id"], seed=1).register()
+
+
+def test_a_dataset_is_built_and_pickled_without_the_cluster(monkeypatch):
+    """Nothing is asked of the cluster until the data is needed: a notebook or a config object
+    can build the dataset where no node is reachable, and the first read names the failure."""
+    import pickle
+
+    from floe import Unavailable
+
+    monkeypatch.delenv("RANK", raising=False)
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    data = FloeIterableDataset("grpc://127.0.0.1:9", "events", "offline", 480,
+                               client_options=dict(patience=0.5, timeout=2))
+    copy = pickle.loads(pickle.dumps(data))
+    assert copy.job == "offline" and copy.epoch == 0
+    with pytest.raises(Unavailable):
+        next(iter(copy))
+
+
+def test_persistent_workers_read_the_epoch_the_loop_sets(address, job_data, monkeypatch):
+    """persistent_workers=True keeps two workers (and their copies of the dataset) from epoch to
+    epoch: each epoch still reads every row once, in that epoch's order (the order a fresh
+    loader reads), and a resumed epoch starts where its state says."""
+    monkeypatch.delenv("RANK", raising=False)
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    settings = dict(seed=4, columns=["id"], **ORDER)
+
+    def epoch_ids(loader):
+        return [item["id"].tolist() for item in loader]
+
+    fresh = FloeIterableDataset(address, job_data, "persistent", 2400, **settings)
+    expected = []
+    for epoch in range(3):
+        fresh.set_epoch(epoch)
+        expected.append(epoch_ids(FloeDataLoader(fresh, num_workers=2, multiprocessing_context="spawn")))
+    assert expected[0] != expected[1]
+
+    data = FloeIterableDataset(address, job_data, "persistent", 2400, **settings)
+    loader = FloeDataLoader(data, num_workers=2, persistent_workers=True, multiprocessing_context="spawn")
+    for epoch in range(2):
+        data.set_epoch(epoch)
+        seen = epoch_ids(loader)
+        assert seen == expected[epoch]
+        assert sorted(flat(seen)) == list(range(JOB_ROWS))
+    workers = loader._iterator._workers
+    data.set_epoch(2)
+    taken = []
+    for item in loader:
+        taken.append(item["id"].tolist())
+        if len(taken) == 5:
+            break
+    state = loader.state_dict()
+    assert state["epoch"] == 2 and state["batches_consumed"] == 5
+    loader.load_state_dict(state)
+    assert taken + epoch_ids(loader) == expected[2]
+    assert loader._iterator._workers == workers  # the same worker processes all along
 
 
 def test_default_to_tensors_keeps_numeric_columns(address, job_data, monkeypatch):
     monkeypatch.delenv("RANK", raising=False)
     monkeypatch.delenv("WORLD_SIZE", raising=False)
     data = FloeIterableDataset(address, job_data, "tensors", 1000)
-    first = next(iter(data))
+    with pytest.warns(UserWarning, match=r"leaves out columns with no tensor form: lang \(string\), text \(string\)"):
+        first = next(iter(data))
     assert set(first) == {"id", "user_id", "rating", "score", "event_time"}  # no lang, no text
     assert first["id"].dtype == torch.int64
     assert first["user_id"].dtype == torch.int32
