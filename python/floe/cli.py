@@ -126,6 +126,8 @@ def _follow(c: Context, client: FloeClient, name: str, status: dict) -> dict:
         TextColumn("{task.fields[rows]:,} rows, {task.fields[bytes]:,} bytes"), TimeElapsedColumn(),
         TimeRemainingColumn(),
     )
+    if not err.is_terminal and not c.as_json:
+        return _follow_in_log(client, name, status)
     with Progress(*columns, console=err, disable=c.as_json) as progress:
         task = progress.add_task(name, total=max(1, status.get("slices_total", 0)), rows=0, bytes=0)
         while status.get("state") not in ("READY", "FAILED"):
@@ -142,6 +144,79 @@ def _follow(c: Context, client: FloeClient, name: str, status: dict) -> dict:
     if status.get("state") == "FAILED":
         failure = status.get("failure") or {}
         err.print(f"[red]FAILED[/red] ({failure.get('code', '?')}): {failure.get('message', '')}", highlight=False)
+    return status
+
+
+_LOCATION_SCHEMES = ("s3", "s3a", "s3n", "gs", "abfs", "abfss", "wasb", "wasbs", "file")
+
+
+def table_of_storage_uri(uri: str) -> str:
+    """What a Kubeflow TrainJob's ``storageUri`` names: ``floe://<catalog>.<db>.<table>`` a
+    catalog table, a table location (s3://, gs://, abfs://, file:, a path) itself."""
+    value = (uri or "").strip()
+    if not value:
+        raise ValueError("No storage URI: set STORAGE_URI (the TrainJob's spec.initializer.dataset.storageUri)")
+    if value.startswith("floe://"):
+        identifier = value[len("floe://"):]
+        parts = identifier.split(".")
+        if len(parts) < 2 or not all(parts) or any(c in identifier for c in "/ "):
+            raise ValueError(f"Invalid storage URI {uri!r}: floe:// takes <catalog>.<db>.<table>")
+        return identifier
+    if value.startswith("/") or value.split(":", 1)[0].lower() in _LOCATION_SCHEMES and ":" in value:
+        return value
+    raise ValueError(f"Floe loads Iceberg tables: the storage URI {uri!r} must be floe://<catalog>.<db>.<table> "
+                     "or a table location (s3://, gs://, abfs://, file:)")
+
+
+@app.command(name="initialize-dataset")
+def initialize_dataset(
+    ctx: typer.Context,
+    storage_uri: str = typer.Option(..., envvar="STORAGE_URI", help="floe://<catalog>.<db>.<table> or a table location."),
+    dataset: str = typer.Option(..., envvar="FLOE_DATASET", help="The dataset's name on the cluster."),
+    columns: Optional[str] = typer.Option(None, envvar="FLOE_COLUMNS", help="Comma-separated columns (default: all)."),
+    filter: Optional[str] = typer.Option(None, "--filter", envvar="FLOE_FILTER", help="A row filter."),
+) -> None:
+    """Kubeflow's dataset-initializer step: load the TrainJob's dataset (STORAGE_URI) and wait
+    until it is READY, with progress in the log; exits 1 with the reason if it fails."""
+    c: Context = ctx.obj
+    try:
+        table = table_of_storage_uri(storage_uri)
+    except ValueError as e:
+        err.print(f"[red]{e}[/red]", highlight=False)
+        raise typer.Exit(2)
+    try:
+        with c.client() as client:
+            status = client.load(dataset, table, columns=columns.split(",") if columns else None, filter=filter,
+                                 wait=False)
+            status = _follow(c, client, dataset, status)
+    except FloeError as e:
+        _fail(e)
+    if status.get("state") != "READY":
+        raise typer.Exit(1)
+    err.print(f"Dataset {dataset!r} is READY: {status.get('rows', 0):,} rows, {status.get('bytes', 0):,} bytes",
+              highlight=False)
+
+
+def _follow_in_log(client: FloeClient, name: str, status: dict) -> dict:
+    """Progress as log lines (a pod's log, a CI job): one whenever the numbers move."""
+    started = time.monotonic()
+    last = None
+    while True:
+        loaded, total = status.get("slices_loaded", 0), status.get("slices_total", 0)
+        line = (f"Dataset {name!r} {status.get('state')}: {loaded}/{total} slices, {status.get('rows', 0):,} rows, "
+                f"{status.get('bytes', 0):,} bytes")
+        if 0 < loaded < total:
+            line += f", about {max(1, int((time.monotonic() - started) * (total - loaded) / loaded))} s left"
+        if line != last:
+            err.print(line, highlight=False)
+            last = line
+        if status.get("state") in ("READY", "FAILED"):
+            break
+        time.sleep(1.0)
+        status = client.status(name)
+    if status.get("state") == "FAILED":
+        failure = status.get("failure") or {}
+        err.print(f"FAILED ({failure.get('code', '?')}): {failure.get('message', '')}", highlight=False)
     return status
 
 

@@ -530,6 +530,8 @@ class FloeDataLoader(torch.utils.data.DataLoader):
       lease timeout). ``acks`` counts the answers; :meth:`on_ack` sees each one;
       ``current_lease`` is the lease of the batch the loop holds.
 
+    Workers are spawned unless ``multiprocessing_context`` says otherwise: the main process has
+    used gRPC before they start, and a forked child of a gRPC process can hang.
     With ``persistent_workers=True`` the workers stay up between epochs and read the epoch
     :meth:`FloeIterableDataset.set_epoch` chose (it is kept in shared memory).
     """
@@ -537,6 +539,10 @@ class FloeDataLoader(torch.utils.data.DataLoader):
     def __init__(self, dataset: FloeIterableDataset, **kwargs: Any):
         if not isinstance(dataset, FloeIterableDataset):
             raise TypeError(f"FloeDataLoader takes a FloeIterableDataset, not {type(dataset).__name__}")
+        if kwargs.get("num_workers", 0) > 0:
+            # The main process has talked gRPC (registration, the epoch's layout) before the
+            # workers start; a forked worker can inherit gRPC's threads mid-call and hang.
+            kwargs.setdefault("multiprocessing_context", "spawn")
         batch_size = kwargs.setdefault("batch_size", None)
         if batch_size is not None:
             raise ValueError(f"FloeDataLoader's items are whole batches already; batch_size must be None, not {batch_size!r}")

@@ -64,3 +64,33 @@ def test_failures_exit_non_zero_with_the_reason(address, args, message):
     result = floe(address, *args)
     assert result.exit_code == 1
     assert message in "".join(result.output.split())  # rich may wrap a long name anywhere
+
+
+def test_initialize_dataset_reads_the_trainjob_from_the_environment(address, sample_table):
+    """Kubeflow's dataset-initializer step: STORAGE_URI and FLOE_DATASET from the environment, as
+    Trainer sets them; progress as log lines (no terminal); exit 0 once READY, 1 when the load
+    fails, 2 when the URI is not a table."""
+    env = {"STORAGE_URI": str(sample_table), "FLOE_DATASET": "init-events", "FLOE_COLUMNS": "id"}
+    result = runner.invoke(app, ["--address", address, "initialize-dataset"], env=env)
+    assert result.exit_code == 0, result.output
+    assert "Dataset 'init-events' READY" in result.output and f"{ROWS:,} rows" in result.output
+    with FloeClient(address) as client:
+        assert client.status("init-events")["state"] == "READY"
+        client.drop("init-events")
+    missing = runner.invoke(app, ["--address", address, "initialize-dataset"],
+                            env=dict(env, STORAGE_URI="/nonexistent/table", FLOE_DATASET="init-missing"))
+    assert missing.exit_code == 1 and "/nonexistent/table" in missing.output
+    other = runner.invoke(app, ["--address", address, "initialize-dataset"],
+                          env=dict(env, STORAGE_URI="hf://tatsu-lab/alpaca"))
+    assert other.exit_code == 2 and "floe://<catalog>.<db>.<table>" in other.output
+
+
+@pytest.mark.parametrize("uri, table", [
+    ("floe://lake.db.events", "lake.db.events"),
+    ("s3://bucket/wh/db/events/metadata/00001-a.metadata.json", "s3://bucket/wh/db/events/metadata/00001-a.metadata.json"),
+    ("/data/events", "/data/events"),
+])
+def test_storage_uris(uri, table):
+    from floe.cli import table_of_storage_uri
+
+    assert table_of_storage_uri(uri) == table
