@@ -260,6 +260,25 @@ def refresh(
 
 
 @app.command()
+def jobs(ctx: typer.Context) -> None:
+    """Every registered training job: dataset, mode, batches an epoch and rows leased,
+    acknowledged and re-issued."""
+    c: Context = ctx.obj
+    answer = c.call("list_jobs")
+
+    def render(all_jobs: List[dict]) -> None:
+        table = Table("job", "dataset", "mode", "batch rows", "batches/epoch", "leased", "acknowledged", "re-issued")
+        for j in all_jobs:
+            counters = j.get("counters") or {}
+            table.add_row(str(j.get("job")), str(j.get("dataset")), str(j.get("mode")), f"{j.get('batch_rows', 0):,}",
+                          f"{j.get('batches_per_epoch', 0):,}", f"{counters.get('rows_leased', 0):,}",
+                          f"{counters.get('rows_acknowledged', 0):,}", f"{counters.get('rows_reissued', 0):,}")
+        out.print(table)
+
+    _print(c, answer, render)
+
+
+@app.command()
 def job(
     ctx: typer.Context,
     job_id: str = typer.Argument(..., help="The job's id."),

@@ -351,6 +351,10 @@ class FloeClient:
         """Registers ``spec`` (see :meth:`register_job`) and answers the job's status."""
         return self._action("register_job", spec.to_json())
 
+    def list_jobs(self) -> List[dict]:
+        """The status of every registered training job, by id."""
+        return self._action("list_jobs")
+
     def job_status(self, job: str, epoch: Optional[int] = None) -> dict:
         """The job's status with its counters (``rows_leased``, ``rows_acknowledged``,
         ``rows_reissued``, ``leases_active``) and, in dynamic mode, its epochs' progress.

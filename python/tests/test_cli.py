@@ -22,7 +22,7 @@ def floe(address, *args):
 def test_help_and_version():
     result = runner.invoke(app, ["--help"])
     assert result.exit_code == 0
-    for command in ("load", "status", "list", "drop", "refresh", "job", "cluster"):
+    for command in ("load", "status", "list", "drop", "refresh", "jobs", "job", "cluster", "initialize-dataset"):
         assert command in result.output
         assert runner.invoke(app, [command, "--help"]).exit_code == 0
     assert runner.invoke(app, ["--version"]).output.strip() == f"floe {__version__}"
@@ -50,6 +50,11 @@ def test_job_and_cluster(address, job_data):
     assert job.exit_code == 0, job.output
     assert json.loads(job.stdout)["job"] == "cli-job"
     assert "cli-job" in floe(address, "job", "cli-job").output
+    listed = floe(address, "--json", "jobs")
+    assert listed.exit_code == 0, listed.output
+    assert "cli-job" in [j["job"] for j in json.loads(listed.stdout)]
+    table = floe(address, "jobs")
+    assert table.exit_code == 0 and "cli-job" in table.output and "dynamic" in table.output
     view = floe(address, "cluster")
     text = " ".join(view.output.split())  # rich wraps lines at the terminal's width
     assert view.exit_code == 0 and "Up" in text and "bytes of Arrow memory" in text

@@ -68,6 +68,7 @@ def test_the_clients_messages_follow_the_schema(address, sample_table, schema):
         list(client.read_shard("schema-ds", 1, 2))
         client.register_job("schema-job", "schema-ds", 100, seed=3, columns=["id"], tail="pad")
         client.job_status("schema-job", 0)
+        client.list_jobs()
         for _ in client.read_job(JobSpec("schema-job", "schema-ds", 100, seed=3, columns=["id"], tail="pad"), 0, world_size=2, rank=1):
             pass
         client.register_job("schema-dyn", "schema-ds", 500, mode="dynamic", lease_timeout_ms=60000)

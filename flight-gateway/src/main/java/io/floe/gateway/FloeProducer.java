@@ -67,6 +67,7 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
   public static final String CLUSTER = "cluster";
   public static final String REGISTER_JOB = "register_job";
   public static final String JOB_STATUS = "job_status";
+  public static final String LIST_JOBS = "list_jobs";
   public static final String DROP_JOB = "drop_job";
   public static final String LEASE = "lease";
   public static final String ACK = "ack";
@@ -163,6 +164,12 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
         "A job's settings and counters; body: {\"job\": ...}",
         Role.READER,
         this::jobStatus);
+    route(
+        routes,
+        LIST_JOBS,
+        "Every registered training job's status, by id",
+        Role.READER,
+        body -> listJobs());
     route(routes, DROP_JOB, "Forget a job; body: {\"job\": ...}", Role.READER, this::dropJob);
     route(
         routes,
@@ -291,6 +298,16 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
             all -> {
               ArrayNode array = Json.object().arrayNode();
               all.forEach(status -> array.add(StatusJson.of(status)));
+              return Json.bytes(array);
+            });
+  }
+
+  private CompletionStage<byte[]> listJobs() {
+    return jobs.list()
+        .thenApply(
+            all -> {
+              ArrayNode array = Json.object().arrayNode();
+              all.forEach(status -> array.add(JobStatusJson.of(status)));
               return Json.bytes(array);
             });
   }

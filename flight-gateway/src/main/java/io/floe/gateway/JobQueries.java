@@ -12,12 +12,46 @@ import org.apache.pekko.cluster.sharding.typed.javadsl.EntityRef;
 
 /** The gateway's questions to job entities, wherever in the cluster they live. */
 final class JobQueries {
+  private final ActorSystem<?> system;
   private final ClusterSharding sharding;
   private final GatewaySettings settings;
 
   JobQueries(ActorSystem<?> system, GatewaySettings settings) {
+    this.system = system;
     this.sharding = ClusterSharding.get(system);
     this.settings = settings;
+  }
+
+  /** Every registered job's status, by id; a job dropped meanwhile is left out. */
+  CompletionStage<java.util.List<JobStatus>> list() {
+    return io.floe.job.entity.JobDirectory.ids(system)
+        .thenCompose(
+            ids -> {
+              java.util.List<java.util.concurrent.CompletableFuture<JobStatus>> asked =
+                  new java.util.ArrayList<>();
+              for (String id : ids) {
+                asked.add(
+                    status(id, null)
+                        .toCompletableFuture()
+                        .exceptionally(
+                            failure -> {
+                              if (isJobNotFound(failure)) {
+                                return null;
+                              }
+                              throw failure instanceof java.util.concurrent.CompletionException c
+                                  ? c
+                                  : new java.util.concurrent.CompletionException(failure);
+                            }));
+              }
+              return java.util.concurrent.CompletableFuture.allOf(
+                      asked.toArray(java.util.concurrent.CompletableFuture[]::new))
+                  .thenApply(
+                      done ->
+                          asked.stream()
+                              .map(java.util.concurrent.CompletableFuture::join)
+                              .filter(java.util.Objects::nonNull)
+                              .toList());
+            });
   }
 
   private EntityRef<JobEntity.Command> job(String id) {
@@ -73,6 +107,17 @@ final class JobQueries {
   private <R> CompletionStage<R> repeated(
       String id, org.apache.pekko.japi.function.Function<ActorRef<R>, JobEntity.Command> message) {
     return RepeatedAsk.ask(job(id), message, settings.askAttemptTimeout(), settings.askTimeout());
+  }
+
+  private static boolean isJobNotFound(Throwable failure) {
+    Throwable cause = failure;
+    while (cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null) {
+      cause = cause.getCause();
+    }
+    return cause instanceof org.apache.arrow.flight.FlightRuntimeException flight
+        && io.floe.protocol.ErrorCode.of(flight)
+            .filter(io.floe.protocol.ErrorCode.JOB_NOT_FOUND::equals)
+            .isPresent();
   }
 
   private static JobStatus statusOrThrow(JobEntity.JobReply reply) {
