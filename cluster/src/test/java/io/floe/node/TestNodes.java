@@ -27,7 +27,10 @@ final class TestNodes {
                         + "floe.load.slice-target-size = 16KiB\n"
                         + "floe.load.threads = 2\n"
                         + "pekko.remote.artery.canonical.hostname = 127.0.0.1\n"
-                        + "pekko.remote.artery.canonical.port = 0\n"))
+                        + "pekko.remote.artery.canonical.port = 0\n"
+                        // Every message between actors goes through its serializer, as it
+                        // would between nodes: one that cannot fails the test that sends it.
+                        + "pekko.actor.serialize-messages = on\n"))
             .withFallback(ConfigFactory.load());
     return FloeNode.start(config);
   }
