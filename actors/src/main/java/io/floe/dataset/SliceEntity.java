@@ -55,6 +55,8 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
 
   private record Assigned(DatasetEntity.SliceAssignment assignment) implements Command {}
 
+  private record AskSpecIfUnknown() implements Command {}
+
   private record LoadCompleted(LoadedSlice slice, Throwable failure) implements Command {}
 
   /** The outcome of a load. */
@@ -112,19 +114,29 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
     this.entity = entity;
     this.resources = resources;
     this.holder = new Holder(resources.sliceStore());
-    // A slice may start here because its node left or failed; its dataset knows what it is.
-    ClusterSharding.get(context.getSystem())
-        .entityRefFor(DatasetEntity.TYPE_KEY, datasetOf(sliceId))
-        .tell(
-            new DatasetEntity.GetSliceSpec(
-                sliceId,
-                context.messageAdapter(DatasetEntity.SliceAssignment.class, Assigned::new)));
+    // Sharding delivers the message the entity started for before this one: a slice started by
+    // its dataset's Load knows its spec by then, and only one started without it (its node left
+    // or failed, remembered entities restarted it) asks the dataset.
+    context.getSelf().tell(new AskSpecIfUnknown());
+  }
+
+  private Behavior<Command> onAskSpecIfUnknown() {
+    if (spec == null && !released) {
+      ClusterSharding.get(getContext().getSystem())
+          .entityRefFor(DatasetEntity.TYPE_KEY, datasetOf(sliceId))
+          .tell(
+              new DatasetEntity.GetSliceSpec(
+                  sliceId,
+                  getContext().messageAdapter(DatasetEntity.SliceAssignment.class, Assigned::new)));
+    }
+    return this;
   }
 
   @Override
   public Receive<Command> createReceive() {
     return newReceiveBuilder()
         .onMessage(Load.class, this::onLoad)
+        .onMessage(AskSpecIfUnknown.class, m -> onAskSpecIfUnknown())
         .onMessage(Assigned.class, this::onAssigned)
         .onMessage(LoadCompleted.class, this::onLoadCompleted)
         .onMessage(Release.class, m -> onRelease())
