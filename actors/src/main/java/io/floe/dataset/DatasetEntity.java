@@ -3,7 +3,7 @@ package io.floe.dataset;
 import io.floe.ddata.RecordReads;
 import io.floe.iceberg.ScanPlan;
 import io.floe.iceberg.SliceSpec;
-import io.floe.resources.NodeResources;
+import io.floe.resources.DatasetPlanning;
 import io.floe.serialization.CborSerializable;
 import io.floe.spec.DatasetSpec;
 import io.floe.spec.TableSource;
@@ -174,18 +174,18 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
       SliceSpec spec, ActorRef<SliceEntity.LoadResult> reportTo, boolean restart)
       implements CborSerializable {}
 
-  public static void init(ActorSystem<?> system, NodeResources resources) {
+  public static void init(ActorSystem<?> system, DatasetPlanning planning) {
     // Start this node's replicator now: it is created lazily, and a node without one neither
     // takes part in majority writes nor keeps a copy of the dataset records.
     DistributedData.get(system);
     ClusterSharding.get(system)
         .init(
-            Entity.of(TYPE_KEY, ctx -> create(ctx, resources))
+            Entity.of(TYPE_KEY, ctx -> create(ctx, planning))
                 .withStopMessage(new Stop())
                 .withSettings(ClusterShardingSettings.create(system).withRememberEntities(true)));
   }
 
-  static Behavior<Command> create(EntityContext<Command> entity, NodeResources resources) {
+  static Behavior<Command> create(EntityContext<Command> entity, DatasetPlanning planning) {
     // Every line this entity logs carries its dataset (a field of JSON logs).
     return Behaviors.withMdc(
         Command.class,
@@ -193,12 +193,12 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
         Behaviors.withTimers(
             timers -> {
               timers.startTimerWithFixedDelay(new AskMissing(), ASK_MISSING_EVERY);
-              return createWithTimers(entity, resources, timers);
+              return createWithTimers(entity, planning, timers);
             }));
   }
 
   private static Behavior<Command> createWithTimers(
-      EntityContext<Command> entity, NodeResources resources, TimerScheduler<Command> timers) {
+      EntityContext<Command> entity, DatasetPlanning planning, TimerScheduler<Command> timers) {
     return Behaviors.setup(
         ctx ->
             Behaviors.withStash(
@@ -207,14 +207,14 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
                     DistributedData.withReplicatorMessageAdapter(
                         (ReplicatorMessageAdapter<Command, LWWMap<String, DatasetRecord>>
                                 replicator) ->
-                            recover(ctx, entity, resources, timers, stash, replicator))));
+                            recover(ctx, entity, planning, timers, stash, replicator))));
   }
 
   /** Reads this dataset's record (if any) before taking messages, stashing them meanwhile. */
   private static Behavior<Command> recover(
       ActorContext<Command> ctx,
       EntityContext<Command> entity,
-      NodeResources resources,
+      DatasetPlanning planning,
       TimerScheduler<Command> timers,
       StashBuffer<Command> stash,
       ReplicatorMessageAdapter<Command, LWWMap<String, DatasetRecord>> replicator) {
@@ -239,7 +239,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
                     read.record() == null ? "with no record" : "from its record");
               }
               DatasetEntity entityBehavior =
-                  new DatasetEntity(ctx, entity, resources, timers, replicator, read.record());
+                  new DatasetEntity(ctx, entity, planning, timers, replicator, read.record());
               return stash.unstashAll(entityBehavior);
             })
         .onMessage(
@@ -260,7 +260,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
 
   private final String name;
   private final EntityContext<Command> entity;
-  private final NodeResources resources;
+  private final DatasetPlanning planning;
   private final TimerScheduler<Command> timers;
   private final ReplicatorMessageAdapter<Command, LWWMap<String, DatasetRecord>> replicator;
   private final SelfUniqueAddress selfAddress;
@@ -305,14 +305,14 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
   private DatasetEntity(
       ActorContext<Command> context,
       EntityContext<Command> entity,
-      NodeResources resources,
+      DatasetPlanning planning,
       TimerScheduler<Command> timers,
       ReplicatorMessageAdapter<Command, LWWMap<String, DatasetRecord>> replicator,
       DatasetRecord record) {
     super(context);
     this.name = entity.getEntityId();
     this.entity = entity;
-    this.resources = resources;
+    this.planning = planning;
     this.timers = timers;
     this.replicator = replicator;
     this.selfAddress = DistributedData.get(context.getSystem()).selfUniqueAddress();
@@ -404,16 +404,16 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
       DatasetSpec toPlan,
       long planGeneration,
       java.util.function.BiFunction<ScanPlan, Throwable, Command> outcome) {
-    CompletableFuture<ScanPlan> planning =
+    CompletableFuture<ScanPlan> plan =
         CompletableFuture.supplyAsync(
             () -> {
-              TableSource source = resources.tables().resolve(toPlan.table(), toPlan.catalog());
-              return resources
+              TableSource source = planning.tables().resolve(toPlan.table(), toPlan.catalog());
+              return planning
                   .planner()
-                  .plan(source, resources.tables().open(source), toPlan, planGeneration);
+                  .plan(source, planning.tables().open(source), toPlan, planGeneration);
             },
-            resources.loadExecutor());
-    getContext().pipeToSelf(planning, outcome::apply);
+            planning.loadExecutor());
+    getContext().pipeToSelf(plan, outcome::apply);
   }
 
   private Behavior<Command> onPlanned(Planned planned) {
@@ -434,7 +434,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
         .tell(Receptionist.register(LOADED, getContext().getSelf()));
     reply(waitingForPlan);
     answerWaitingSpecs();
-    dispatch(current, resources.loadsPerDataset());
+    dispatch(current, planning.loadsPerDataset());
     readyIfComplete();
     return this;
   }
@@ -526,7 +526,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
         plan.snapshotId(),
         kept,
         next.size() - kept);
-    dispatch(next, resources.loadsPerDataset());
+    dispatch(next, planning.loadsPerDataset());
     switchIfRefreshed();
     return this;
   }
@@ -734,9 +734,9 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     for (DatasetVersion version : versions()) {
       version.loaded(loaded);
     }
-    dispatch(current, resources.loadsPerDataset());
+    dispatch(current, planning.loadsPerDataset());
     if (next != null) {
-      dispatch(next, resources.loadsPerDataset());
+      dispatch(next, planning.loadsPerDataset());
     }
     readyIfComplete();
     switchIfRefreshed();
@@ -808,7 +808,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
     if (!unused.isEmpty()) {
       retiring.addAll(unused);
       timers.startSingleTimer(
-          new Object(), new ReleaseRetired(List.copyOf(unused)), resources.retireLinger());
+          new Object(), new ReleaseRetired(List.copyOf(unused)), planning.retireLinger());
     }
     return unused.size();
   }

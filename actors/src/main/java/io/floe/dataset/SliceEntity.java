@@ -2,7 +2,7 @@ package io.floe.dataset;
 
 import io.floe.iceberg.SliceLoadListener;
 import io.floe.iceberg.SliceSpec;
-import io.floe.resources.NodeResources;
+import io.floe.resources.SliceHosting;
 import io.floe.serialization.CborSerializable;
 import io.floe.store.LoadedSlice;
 import io.floe.store.SliceStore;
@@ -72,20 +72,20 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
 
   public record LoadFailed(String sliceId, Failure failure) implements LoadResult {}
 
-  public static void init(ActorSystem<?> system, NodeResources resources) {
+  public static void init(ActorSystem<?> system, SliceHosting hosting) {
     ClusterSharding.get(system)
         .init(
-            Entity.of(TYPE_KEY, ctx -> create(ctx, resources))
+            Entity.of(TYPE_KEY, ctx -> create(ctx, hosting))
                 .withStopMessage(new Stop())
                 .withSettings(ClusterShardingSettings.create(system).withRememberEntities(true)));
   }
 
-  static Behavior<Command> create(EntityContext<Command> entity, NodeResources resources) {
+  static Behavior<Command> create(EntityContext<Command> entity, SliceHosting hosting) {
     // Every line this entity logs carries its slice and dataset (fields of JSON logs).
     return Behaviors.withMdc(
         Command.class,
         java.util.Map.of("slice", entity.getEntityId(), "dataset", datasetOf(entity.getEntityId())),
-        Behaviors.setup(ctx -> new SliceEntity(ctx, entity, resources)));
+        Behaviors.setup(ctx -> new SliceEntity(ctx, entity, hosting)));
   }
 
   /** The dataset a slice id belongs to: ids are {@code dataset/generation/index}. */
@@ -95,7 +95,7 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
 
   private final String sliceId;
   private final EntityContext<Command> entity;
-  private final NodeResources resources;
+  private final SliceHosting hosting;
   private final Holder holder;
   private final List<ActorRef<LoadResult>> waiting = new ArrayList<>();
   private SliceSpec spec;
@@ -108,12 +108,12 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
   private long loadStarted;
 
   private SliceEntity(
-      ActorContext<Command> context, EntityContext<Command> entity, NodeResources resources) {
+      ActorContext<Command> context, EntityContext<Command> entity, SliceHosting hosting) {
     super(context);
     this.sliceId = entity.getEntityId();
     this.entity = entity;
-    this.resources = resources;
-    this.holder = new Holder(resources.sliceStore());
+    this.hosting = hosting;
+    this.holder = new Holder(hosting.store());
     // Sharding delivers the message the entity started for before this one: a slice started by
     // its dataset's Load knows its spec by then, and only one started without it (its node left
     // or failed, remembered entities restarted it) asks the dataset.
@@ -178,7 +178,7 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
       getContext().getLog().debug("Loading slice {}", sliceId);
       CompletableFuture<LoadedSlice> future =
           CompletableFuture.supplyAsync(
-              () -> holder.offer(resources.loader().load(toLoad)), resources.loadExecutor());
+              () -> holder.offer(hosting.loader().load(toLoad)), hosting.loadExecutor());
       getContext().pipeToSelf(future, LoadCompleted::new);
     }
     return this;
@@ -195,21 +195,17 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
     if (completed.failure() != null) {
       Failure failure = Failure.of(completed.failure());
       getContext().getLog().warn("Slice {} failed to load: {}", sliceId, failure.message());
-      resources.loadListener().failed(cause, sinceLoadStarted());
+      hosting.loadListener().failed(cause, sinceLoadStarted());
       result = new LoadFailed(sliceId, failure);
     } else {
       LoadedSlice slice = completed.slice();
-      resources.loadListener().loaded(cause, slice.rows(), slice.bytes(), sinceLoadStarted());
+      hosting.loadListener().loaded(cause, slice.rows(), slice.bytes(), sinceLoadStarted());
       getContext()
           .getLog()
           .debug("Slice {} loaded: {} rows, {} bytes", sliceId, slice.rows(), slice.bytes());
       result =
           new Loaded(
-              sliceId,
-              slice.rows(),
-              slice.bytes(),
-              resources.advertisedLocation(),
-              slice.decoder());
+              sliceId, slice.rows(), slice.bytes(), hosting.location().get(), slice.decoder());
     }
     waiting.forEach(ref -> ref.tell(result));
     waiting.clear();
@@ -229,13 +225,13 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
         CoordinatedShutdown.get(Adapter.toClassic(getContext().getSystem()))
             .getShutdownReason()
             .isPresent();
-    if (released || resources.retireLinger().isZero() || (shuttingDown && alone())) {
+    if (released || hosting.retirement().linger().isZero() || (shuttingDown && alone())) {
       holder.close();
     } else {
       // Moved by a rebalance or a leaving node: the dataset points readers here until the new
       // holder has loaded, so this copy keeps serving meanwhile (the node's Flight server stays
       // up until retired copies are gone).
-      resources.retire(holder::close, shuttingDown);
+      hosting.retirement().retire(holder::close, shuttingDown);
     }
     return this;
   }

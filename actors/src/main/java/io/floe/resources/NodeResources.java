@@ -19,52 +19,28 @@ import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
 /**
  * What one data node owns outside its actors: the root allocator (every Arrow byte on the node is
  * accounted under it, capped at the configured limit), the slices it holds, table access, and the
- * threads that plan and decode. Entities receive it through their factories. Closing it closes the
- * root allocator, which fails loudly if any slice memory was not returned.
+ * threads that plan and decode. Entities get the parts they use (DatasetPlanning, SliceHosting)
+ * through their sharding factories. Closing it closes the root allocator, which fails loudly if any
+ * slice memory was not returned.
  */
 public final class NodeResources implements AutoCloseable {
   private static final org.slf4j.Logger LOG =
       org.slf4j.LoggerFactory.getLogger(NodeResources.class);
-  public static final int LOAD_THREADS_DEFAULT =
-      Math.max(1, Runtime.getRuntime().availableProcessors());
-  public static final int LOADS_PER_DATASET_DEFAULT = 4;
-  public static final java.time.Duration RETIRE_LINGER_DEFAULT = java.time.Duration.ofSeconds(30);
-
-  /** A leaving node serves its moved slices at most this long before it stops Flight. */
-  public static final java.time.Duration SHUTDOWN_LINGER_MAX = java.time.Duration.ofSeconds(20);
 
   private final BufferAllocator allocator;
   private final SliceStore sliceStore = new SliceStore();
   private final AllocatorReaper reaper = new AllocatorReaper();
   private final TableAccess tables;
-  private final SliceLoader loader;
-  private final SlicePlanner planner;
   private final ExecutorService loadExecutor;
-  private final int loadsPerDataset;
-  private final java.time.Duration retireLinger;
-  private final AtomicInteger retiring = new AtomicInteger();
-  private final java.util.concurrent.ScheduledExecutorService timers =
-      Executors.newSingleThreadScheduledExecutor(
-          r -> {
-            Thread t = new Thread(r, "floe-slice-timers");
-            t.setDaemon(true);
-            return t;
-          });
-
-  /** Null until the node's Flight server is bound; slices load only after that. */
-  private final java.util.concurrent.atomic.AtomicReference<String> advertised =
-      new java.util.concurrent.atomic.AtomicReference<>();
-
-  private final io.floe.iceberg.SliceLoadListener loadListener;
+  private final Retirement retirement;
+  private final AdvertisedLocation location = new AdvertisedLocation();
+  private final DatasetPlanning planning;
+  private final SliceHosting hosting;
 
   private NodeResources(Builder builder) {
-    this.loadListener = builder.loadListener;
     this.allocator = io.floe.arrow.NodeAllocation.root(builder.memoryLimitBytes);
     this.tables = new TableAccess(builder.storage, builder.catalogs, builder.locations);
-    this.loader = new SliceLoader(allocator, tables, reaper, builder.vectorizedLoads);
-    this.planner = new SlicePlanner(builder.sliceTargetBytes);
-    this.loadsPerDataset = builder.loadsPerDataset;
-    this.retireLinger = builder.retireLinger;
+    this.retirement = new Retirement(builder.retireLinger);
     AtomicInteger threads = new AtomicInteger();
     ThreadFactory factory =
         r -> {
@@ -73,107 +49,59 @@ public final class NodeResources implements AutoCloseable {
           return t;
         };
     this.loadExecutor = Executors.newFixedThreadPool(builder.loadThreads, factory);
+    this.planning =
+        new DatasetPlanning(
+            tables,
+            new SlicePlanner(builder.sliceTargetBytes),
+            loadExecutor,
+            builder.loadsPerDataset,
+            builder.retireLinger);
+    this.hosting =
+        new SliceHosting(
+            new SliceLoader(allocator, tables, reaper, builder.vectorizedLoads),
+            loadExecutor,
+            sliceStore,
+            location,
+            retirement,
+            builder.loadListener);
   }
 
   public static Builder builder() {
     return new Builder();
   }
 
+  /** The node's root allocator: every Arrow byte it holds, capped at its memory limit. */
   public BufferAllocator allocator() {
     return allocator;
   }
 
-  public io.floe.iceberg.SliceLoadListener loadListener() {
-    return loadListener;
-  }
-
+  /** The slices this node holds, which its Flight server streams from. */
   public SliceStore sliceStore() {
     return sliceStore;
   }
 
-  public TableAccess tables() {
-    return tables;
+  /** What the node's dataset entities are handed. */
+  public DatasetPlanning datasetPlanning() {
+    return planning;
   }
 
-  public SliceLoader loader() {
-    return loader;
+  /** What the node's slice entities are handed. */
+  public SliceHosting sliceHosting() {
+    return hosting;
   }
 
-  public SlicePlanner planner() {
-    return planner;
+  /** Tells slices where readers reach this node, once its Flight server is bound. */
+  public void advertise(String uri) {
+    location.set(uri);
   }
 
-  /** Runs planning and decoding off the actors' dispatcher; bounded to the load threads. */
-  public ExecutorService loadExecutor() {
-    return loadExecutor;
-  }
-
-  public int loadsPerDataset() {
-    return loadsPerDataset;
-  }
-
-  /** How long a slice that moved away keeps serving readers that planned against it. */
-  public java.time.Duration retireLinger() {
-    return retireLinger;
-  }
-
-  /**
-   * Keeps a moved slice serving for the retire linger (shorter when the node is shutting down, so
-   * that it leaves within its grace period), then runs {@code release}.
-   */
-  public void retire(Runnable release, boolean shuttingDown) {
-    java.time.Duration linger =
-        shuttingDown && retireLinger.compareTo(SHUTDOWN_LINGER_MAX) > 0
-            ? SHUTDOWN_LINGER_MAX
-            : retireLinger;
-    retiring.incrementAndGet();
-    timers.schedule(
-        () -> {
-          try {
-            release.run();
-          } finally {
-            retiring.decrementAndGet();
-          }
-        },
-        linger.toMillis(),
-        java.util.concurrent.TimeUnit.MILLISECONDS);
-  }
-
-  /** Waits until every retired slice has been released, or {@code timeout} passed. */
   public boolean awaitRetired(java.time.Duration timeout) {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (retiring.get() > 0 && System.nanoTime() < deadline) {
-      try {
-        Thread.sleep(50);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return false;
-      }
-    }
-    return retiring.get() == 0;
-  }
-
-  /** Timers for slice housekeeping (freeing moved slices after the linger). */
-  public java.util.concurrent.ScheduledExecutorService timers() {
-    return timers;
-  }
-
-  /** Where readers reach this node's Flight server (a URI); known once the server is bound. */
-  public String advertisedLocation() {
-    String location = advertised.get();
-    if (location == null) {
-      throw new IllegalStateException("The node's Flight location is not known yet");
-    }
-    return location;
-  }
-
-  public void advertise(String location) {
-    advertised.set(location);
+    return retirement.awaitRetired(timeout);
   }
 
   @Override
   public void close() {
-    timers.shutdownNow();
+    retirement.close();
     loadExecutor.shutdownNow();
     try {
       loadExecutor.awaitTermination(30, TimeUnit.SECONDS);
@@ -195,15 +123,17 @@ public final class NodeResources implements AutoCloseable {
   }
 
   public static final class Builder {
-    private long memoryLimitBytes = Long.MAX_VALUE;
-    private long sliceTargetBytes = SlicePlanner.SLICE_TARGET_BYTES_DEFAULT;
-    private int loadThreads = LOAD_THREADS_DEFAULT;
-    private int loadsPerDataset = LOADS_PER_DATASET_DEFAULT;
+    // The node's settings (FloeSettings, from application.conf) set every one; there are no
+    // defaults here to drift from the configuration's.
+    private long memoryLimitBytes;
+    private long sliceTargetBytes;
+    private int loadThreads;
+    private int loadsPerDataset;
     private StorageSettings storage = StorageSettings.defaults();
     private CatalogSettings catalogs = CatalogSettings.none();
     private io.floe.table.LocationPolicy locations = io.floe.table.LocationPolicy.any();
     private boolean vectorizedLoads = true;
-    private java.time.Duration retireLinger = RETIRE_LINGER_DEFAULT;
+    private java.time.Duration retireLinger;
     private io.floe.iceberg.SliceLoadListener loadListener = io.floe.iceberg.SliceLoadListener.NONE;
 
     private Builder() {}
@@ -268,6 +198,14 @@ public final class NodeResources implements AutoCloseable {
     }
 
     public NodeResources build() {
+      Preconditions.checkState(
+          memoryLimitBytes > 0
+              && sliceTargetBytes > 0
+              && loadThreads > 0
+              && loadsPerDataset > 0
+              && retireLinger != null,
+          "Node resources need the memory limit, slice target, load threads, loads per dataset"
+              + " and retire linger");
       return new NodeResources(this);
     }
   }

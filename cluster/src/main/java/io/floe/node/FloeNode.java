@@ -97,8 +97,8 @@ public final class FloeNode implements AutoCloseable {
       GatewaySettings gatewaySettings = settings.gateway(bound.port());
       resources.advertise(gatewaySettings.advertised().getUri().toString());
 
-      DatasetEntity.init(system, resources);
-      SliceEntity.init(system, resources);
+      DatasetEntity.init(system, resources.datasetPlanning());
+      SliceEntity.init(system, resources.sliceHosting());
       io.floe.job.entity.JobEntity.init(system);
       NodeHealth.get(Adapter.toClassic(system)).shardingStarted();
       this.producer =
@@ -141,7 +141,8 @@ public final class FloeNode implements AutoCloseable {
             () ->
                 CompletableFuture.supplyAsync(
                     () -> {
-                      resources.awaitRetired(NodeResources.SHUTDOWN_LINGER_MAX.plusSeconds(5));
+                      resources.awaitRetired(
+                          io.floe.resources.Retirement.SHUTDOWN_LINGER_MAX.plusSeconds(5));
                       stopFlight();
                       return Done.getInstance();
                     }));

@@ -66,7 +66,7 @@ public record FloeSettings(
         advertised.isEmpty() ? bind : advertised,
         floe.getMemorySize("memory.limit").toBytes(),
         floe.getMemorySize("load.slice-target-size").toBytes(),
-        threads > 0 ? threads : NodeResources.LOAD_THREADS_DEFAULT,
+        threads > 0 ? threads : Runtime.getRuntime().availableProcessors(), // 0: one per core
         floe.getInt("load.per-dataset"),
         floe.getBoolean("load.vectorized"),
         floe.getDuration("load.retire-linger"),

@@ -43,11 +43,15 @@ class NotReadyAndMemoryTest {
         FloeClient client = FloeClient.connect(allocator, node.location())) {
       // Occupy the node's only load thread so planning waits for the test, not for time.
       node.resources()
+          .datasetPlanning()
           .loadExecutor()
-          .submit(
+          .execute(
               () -> {
-                release.await();
-                return null;
+                try {
+                  release.await();
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
               });
       CompletableFuture<JsonNode> load =
           CompletableFuture.supplyAsync(

@@ -47,8 +47,6 @@ import org.apache.iceberg.util.SnapshotUtil;
  * refresh keep it loaded.
  */
 public final class SlicePlanner {
-  public static final long SLICE_TARGET_BYTES_DEFAULT = 16L * 1024 * 1024;
-
   private final long sliceTargetBytes;
 
   public SlicePlanner(long sliceTargetBytes) {

@@ -45,8 +45,12 @@ final class RestCatalogProcess implements AutoCloseable {
             .start();
     BufferedReader out =
         new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+    // Logging set-up may print its own status lines first.
     String line = out.readLine();
-    if (line == null || !line.startsWith("LISTENING ")) {
+    while (line != null && !line.startsWith("LISTENING ")) {
+      line = out.readLine();
+    }
+    if (line == null) {
       process.destroyForcibly();
       throw new IllegalStateException(
           "The REST catalog server did not start: " + line + "\n" + Files.readString(log));

@@ -82,6 +82,7 @@ public final class FlightBenchmark {
       FlightInfo info = client.plan("bench", 0, 1);
       Table iceberg =
           node.resources()
+              .datasetPlanning()
               .tables()
               .open(new io.floe.spec.TableSource.AtLocation(table.metadataLocation()));
 
