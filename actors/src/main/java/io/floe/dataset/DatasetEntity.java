@@ -1,6 +1,6 @@
 package io.floe.dataset;
 
-import io.floe.ddata.RecordReads;
+import io.floe.ddata.RecordRecovery;
 import io.floe.iceberg.ScanPlan;
 import io.floe.iceberg.SliceSpec;
 import io.floe.resources.DatasetPlanning;
@@ -137,7 +137,7 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
   private record SliceReply(SliceEntity.LoadResult result) implements Command {}
 
   private record RecordRead(DatasetRecord record, boolean failed, boolean local)
-      implements Command {}
+      implements Command, RecordRecovery.Read<DatasetRecord> {}
 
   private record RecordWritten(String outcome) implements Command {}
 
@@ -219,43 +219,26 @@ public final class DatasetEntity extends AbstractBehavior<DatasetEntity.Command>
       StashBuffer<Command> stash,
       ReplicatorMessageAdapter<Command, LWWMap<String, DatasetRecord>> replicator) {
     String name = entity.getEntityId();
-    askRecord(replicator, name, DatasetDirectory.read());
-    return Behaviors.receive(Command.class)
-        .onMessage(
-            RecordRead.class,
-            read -> {
-              if (read.failed() && !read.local()) {
-                // No majority answered (nodes starting or leaving): this node's replica, which
-                // gossip keeps close to the others, is better than starting empty.
-                askRecord(replicator, name, Replicator.readLocal());
-                return Behaviors.same();
-              }
-              if (read.failed()) {
-                LOG.warn("Dataset '{}': its record could not be read; starting empty", name);
-              } else {
-                LOG.info(
-                    "Dataset '{}' entity started {}",
-                    name,
-                    read.record() == null ? "with no record" : "from its record");
-              }
-              DatasetEntity entityBehavior =
-                  new DatasetEntity(ctx, entity, planning, timers, replicator, read.record());
-              return stash.unstashAll(entityBehavior);
-            })
-        .onMessage(
-            Command.class,
-            message -> {
-              stash.stash(message);
-              return Behaviors.same();
-            })
-        .build();
-  }
-
-  private static void askRecord(
-      ReplicatorMessageAdapter<Command, LWWMap<String, DatasetRecord>> replicator,
-      String name,
-      Replicator.ReadConsistency consistency) {
-    RecordReads.ask(replicator, DatasetDirectory.KEY, name, consistency, RecordRead::new);
+    return RecordRecovery.recover(
+        Command.class,
+        stash,
+        replicator,
+        DatasetDirectory.KEY,
+        name,
+        DatasetDirectory.read(),
+        RecordRead.class,
+        RecordRead::new,
+        (record, unreadable) -> {
+          if (unreadable) {
+            LOG.warn("Dataset '{}': its record could not be read; starting empty", name);
+          } else {
+            LOG.info(
+                "Dataset '{}' entity started {}",
+                name,
+                record == null ? "with no record" : "from its record");
+          }
+          return new DatasetEntity(ctx, entity, planning, timers, replicator, record);
+        });
   }
 
   private final String name;

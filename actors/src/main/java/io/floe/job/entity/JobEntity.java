@@ -3,7 +3,7 @@ package io.floe.job.entity;
 import io.floe.dataset.DatasetEntity;
 import io.floe.dataset.DatasetLayout;
 import io.floe.dataset.Failure;
-import io.floe.ddata.RecordReads;
+import io.floe.ddata.RecordRecovery;
 import io.floe.job.EpochLeases;
 import io.floe.job.EpochProgress;
 import io.floe.job.EpochShape;
@@ -112,7 +112,8 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
 
   public record Stop() implements Command {}
 
-  private record RecordRead(JobRecord record, boolean failed, boolean local) implements Command {}
+  private record RecordRead(JobRecord record, boolean failed, boolean local)
+      implements Command, RecordRecovery.Read<JobRecord> {}
 
   private record Flush() implements Command {}
 
@@ -202,37 +203,23 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
       ReplicatorMessageAdapter<Command, LWWMap<String, JobRecord>> replicator,
       TimerScheduler<Command> timers) {
     String jobId = entity.getEntityId();
-    askRecord(replicator, jobId, JobDirectory.read());
-    return Behaviors.receive(Command.class)
-        .onMessage(
-            RecordRead.class,
-            read -> {
-              if (read.failed() && !read.local()) {
-                askRecord(replicator, jobId, Replicator.readLocal());
-                return Behaviors.same();
-              }
-              // Operators (and the failover tests) find a job's node by this line.
-              LOG.info(
-                  "Job '{}' entity started on this node {}",
-                  jobId,
-                  read.record() != null ? "from its record" : "with no record yet");
-              return stash.unstashAll(
-                  new JobEntity(ctx, entity, stash, replicator, timers, read.record()));
-            })
-        .onMessage(
-            Command.class,
-            message -> {
-              stash.stash(message);
-              return Behaviors.same();
-            })
-        .build();
-  }
-
-  private static void askRecord(
-      ReplicatorMessageAdapter<Command, LWWMap<String, JobRecord>> replicator,
-      String jobId,
-      Replicator.ReadConsistency consistency) {
-    RecordReads.ask(replicator, JobDirectory.KEY, jobId, consistency, RecordRead::new);
+    return RecordRecovery.recover(
+        Command.class,
+        stash,
+        replicator,
+        JobDirectory.KEY,
+        jobId,
+        JobDirectory.read(),
+        RecordRead.class,
+        RecordRead::new,
+        (record, unreadable) -> {
+          // Operators (and the failover tests) find a job's node by this line.
+          LOG.info(
+              "Job '{}' entity started on this node {}",
+              jobId,
+              record != null ? "from its record" : "with no record yet");
+          return new JobEntity(ctx, entity, stash, replicator, timers, record);
+        });
   }
 
   private final String jobId;
