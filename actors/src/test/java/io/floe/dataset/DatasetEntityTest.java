@@ -2,22 +2,19 @@ package io.floe.dataset;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.typesafe.config.ConfigFactory;
 import io.floe.resources.NodeResources;
 import io.floe.spec.DatasetSpec;
 import io.floe.table.FailureKind;
 import io.floe.testing.IcebergTestTables;
 import io.floe.testing.TestRows;
+import io.floe.testkit.OneNodeCluster;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
-import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
 import org.apache.pekko.cluster.sharding.typed.javadsl.EntityRef;
-import org.apache.pekko.cluster.typed.Cluster;
-import org.apache.pekko.cluster.typed.Join;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -54,20 +51,7 @@ class DatasetEntityTest {
             .retireLinger(Duration.ZERO)
             .build();
     resources.advertise(HOLDER);
-    kit =
-        ActorTestKit.create(
-            "dataset-entity-test",
-            ConfigFactory.parseString(
-                    "pekko.actor.provider = cluster\n"
-                        + "pekko.remote.artery.canonical.hostname = 127.0.0.1\n"
-                        + "pekko.remote.artery.canonical.port = 0\n"
-                        + "pekko.actor.serialize-messages = on\n")
-                .withFallback(ConfigFactory.load()));
-    Cluster cluster = Cluster.get(kit.system());
-    cluster.manager().tell(Join.create(cluster.selfMember().address()));
-    Awaitility.await()
-        .atMost(Duration.ofSeconds(30))
-        .until(() -> cluster.selfMember().status() == MemberStatus.up());
+    kit = OneNodeCluster.start("dataset-entity-test");
     DatasetEntity.init(kit.system(), resources.datasetPlanning());
     SliceEntity.init(kit.system(), resources.sliceHosting());
   }

@@ -3,7 +3,10 @@ package io.floe.gateway;
 import io.floe.job.JobSpec;
 import io.floe.job.JobStatus;
 import io.floe.job.PinnedLayout;
+import io.floe.job.entity.JobDirectory;
 import io.floe.job.entity.JobEntity;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -22,34 +25,29 @@ final class JobQueries {
     this.settings = settings;
   }
 
-  /** Every registered job's status, by id; a job dropped meanwhile is left out. */
-  CompletionStage<java.util.List<JobStatus>> list() {
-    return io.floe.job.entity.JobDirectory.ids(system)
+  /**
+   * Every registered job's status, by id. A job dropped meanwhile answers that it is unknown (the
+   * only refusal of GetJob) and is left out.
+   */
+  CompletionStage<List<JobStatus>> list() {
+    return JobDirectory.ids(system)
         .thenCompose(
             ids -> {
-              java.util.List<java.util.concurrent.CompletableFuture<JobStatus>> asked =
-                  new java.util.ArrayList<>();
-              for (String id : ids) {
-                asked.add(
-                    status(id, null)
-                        .toCompletableFuture()
-                        .exceptionally(
-                            failure -> {
-                              if (isJobNotFound(failure)) {
-                                return null;
-                              }
-                              throw failure instanceof java.util.concurrent.CompletionException c
-                                  ? c
-                                  : new java.util.concurrent.CompletionException(failure);
-                            }));
-              }
-              return java.util.concurrent.CompletableFuture.allOf(
-                      asked.toArray(java.util.concurrent.CompletableFuture[]::new))
+              List<CompletableFuture<JobEntity.JobReply>> asked =
+                  ids.stream()
+                      .map(
+                          id ->
+                              this.<JobEntity.JobReply>repeated(
+                                      id, replyTo -> new JobEntity.GetJob(replyTo))
+                                  .toCompletableFuture())
+                      .toList();
+              return CompletableFuture.allOf(asked.toArray(CompletableFuture[]::new))
                   .thenApply(
                       done ->
                           asked.stream()
-                              .map(java.util.concurrent.CompletableFuture::join)
-                              .filter(java.util.Objects::nonNull)
+                              .map(CompletableFuture::join)
+                              .filter(JobEntity.JobReply.Found.class::isInstance)
+                              .map(reply -> ((JobEntity.JobReply.Found) reply).status())
                               .toList());
             });
   }
@@ -107,17 +105,6 @@ final class JobQueries {
   private <R> CompletionStage<R> repeated(
       String id, org.apache.pekko.japi.function.Function<ActorRef<R>, JobEntity.Command> message) {
     return RepeatedAsk.ask(job(id), message, settings.askAttemptTimeout(), settings.askTimeout());
-  }
-
-  private static boolean isJobNotFound(Throwable failure) {
-    Throwable cause = failure;
-    while (cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null) {
-      cause = cause.getCause();
-    }
-    return cause instanceof org.apache.arrow.flight.FlightRuntimeException flight
-        && io.floe.protocol.ErrorCode.of(flight)
-            .filter(io.floe.protocol.ErrorCode.JOB_NOT_FOUND::equals)
-            .isPresent();
   }
 
   private static JobStatus statusOrThrow(JobEntity.JobReply reply) {

@@ -2,7 +2,6 @@ package io.floe.job.entity;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.typesafe.config.ConfigFactory;
 import io.floe.dataset.DatasetEntity;
 import io.floe.dataset.DatasetLayout;
 import io.floe.job.JobMode;
@@ -11,6 +10,7 @@ import io.floe.job.JobStatus;
 import io.floe.job.PinnedLayout;
 import io.floe.job.TailPolicy;
 import io.floe.table.FailureKind;
+import io.floe.testkit.OneNodeCluster;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -18,13 +18,9 @@ import java.util.Set;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.actor.testkit.typed.javadsl.TestProbe;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
-import org.apache.pekko.cluster.MemberStatus;
 import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
 import org.apache.pekko.cluster.sharding.typed.javadsl.Entity;
 import org.apache.pekko.cluster.sharding.typed.javadsl.EntityRef;
-import org.apache.pekko.cluster.typed.Cluster;
-import org.apache.pekko.cluster.typed.Join;
-import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -51,20 +47,7 @@ class JobEntityTest {
 
   @BeforeAll
   static void start() {
-    kit =
-        ActorTestKit.create(
-            "job-entity-test",
-            ConfigFactory.parseString(
-                    "pekko.actor.provider = cluster\n"
-                        + "pekko.remote.artery.canonical.hostname = 127.0.0.1\n"
-                        + "pekko.remote.artery.canonical.port = 0\n"
-                        + "pekko.actor.serialize-messages = on\n")
-                .withFallback(ConfigFactory.load()));
-    Cluster cluster = Cluster.get(kit.system());
-    cluster.manager().tell(Join.create(cluster.selfMember().address()));
-    Awaitility.await()
-        .atMost(Duration.ofSeconds(30))
-        .until(() -> cluster.selfMember().status() == MemberStatus.up());
+    kit = OneNodeCluster.start("job-entity-test");
     JobEntity.init(kit.system());
     ClusterSharding.get(kit.system())
         .init(
