@@ -60,6 +60,8 @@ public final class NodeMetrics implements SliceLoadListener, AutoCloseable {
     new ClassLoaderMetrics().bindTo(registry);
     new ProcessorMetrics().bindTo(registry);
     new UptimeMetrics().bindTo(registry);
+    // After the filters: a meter registered before them would escape them.
+    this.loads = loadMeters();
   }
 
   public PrometheusMeterRegistry registry() {
@@ -91,25 +93,43 @@ public final class NodeMetrics implements SliceLoadListener, AutoCloseable {
         .register(registry);
   }
 
+  /** One cause's load meters, registered once (loadMeters). */
+  private record LoadMeters(Timer loaded, Timer failed, Counter rows, Counter bytes) {}
+
+  private final Map<Cause, LoadMeters> loads;
+
+  private Map<Cause, LoadMeters> loadMeters() {
+    java.util.EnumMap<Cause, LoadMeters> meters = new java.util.EnumMap<>(Cause.class);
+    for (Cause cause : Cause.values()) {
+      meters.put(
+          cause,
+          new LoadMeters(
+              loadTimer(cause, "loaded"),
+              loadTimer(cause, "failed"),
+              Counter.builder("floe.slice.loaded.rows")
+                  .tag("cause", tag(cause))
+                  .description("Rows of the slices this node loaded, by why it loaded them")
+                  .register(registry),
+              Counter.builder("floe.slice.loaded.bytes")
+                  .tag("cause", tag(cause))
+                  .baseUnit("bytes")
+                  .description("Arrow bytes of the slices this node loaded, by why it loaded them")
+                  .register(registry)));
+    }
+    return java.util.Collections.unmodifiableMap(meters);
+  }
+
   @Override
   public void loaded(Cause cause, long rows, long bytes, Duration took) {
-    loadTimer(cause, "loaded").record(took);
-    Counter.builder("floe.slice.loaded.rows")
-        .tag("cause", tag(cause))
-        .description("Rows of the slices this node loaded, by why it loaded them")
-        .register(registry)
-        .increment(rows);
-    Counter.builder("floe.slice.loaded.bytes")
-        .tag("cause", tag(cause))
-        .baseUnit("bytes")
-        .description("Arrow bytes of the slices this node loaded, by why it loaded them")
-        .register(registry)
-        .increment(bytes);
+    LoadMeters meters = loads.get(cause);
+    meters.loaded().record(took);
+    meters.rows().increment(rows);
+    meters.bytes().increment(bytes);
   }
 
   @Override
   public void failed(Cause cause, Duration took) {
-    loadTimer(cause, "failed").record(took);
+    loads.get(cause).failed().record(took);
   }
 
   private Timer loadTimer(Cause cause, String outcome) {
