@@ -7,6 +7,7 @@ Every command talks to one node (``--address`` or ``FLOE_ADDRESS``) with the cal
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
@@ -120,31 +121,57 @@ def load(
 
 
 def _follow(c: Context, client: FloeClient, name: str, status: dict) -> dict:
-    """Polls the dataset's status until it is READY or FAILED, drawing progress on stderr."""
+    """Polls the dataset's status until it is READY or FAILED, showing progress on stderr: a live
+    bar on a terminal, a line whenever the numbers move otherwise (a pod's log, a CI job); nothing
+    with --json."""
+    if c.as_json:  # the answer alone
+        show = contextlib.nullcontext(lambda status: None)
+    else:
+        show = _progress_bar(name) if err.is_terminal else _progress_lines(name)
+    with show as update:
+        while True:
+            update(status)
+            if status.get("state") in ("READY", "FAILED"):
+                break
+            time.sleep(0.5)
+            status = client.status(name)
+    if status.get("state") == "FAILED":
+        failure = status.get("failure") or {}
+        err.print(f"[red]FAILED[/red] ({failure.get('code', '?')}): {failure.get('message', '')}", highlight=False)
+    return status
+
+
+@contextlib.contextmanager
+def _progress_bar(name: str):
     columns = (
         TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} slices"),
         TextColumn("{task.fields[rows]:,} rows, {task.fields[bytes]:,} bytes"), TimeElapsedColumn(),
         TimeRemainingColumn(),
     )
-    if not err.is_terminal and not c.as_json:
-        return _follow_in_log(client, name, status)
-    with Progress(*columns, console=err, disable=c.as_json) as progress:
-        task = progress.add_task(name, total=max(1, status.get("slices_total", 0)), rows=0, bytes=0)
-        while status.get("state") not in ("READY", "FAILED"):
-            progress.update(
-                task, total=max(1, status.get("slices_total", 0)), completed=status.get("slices_loaded", 0),
-                rows=status.get("rows", 0), bytes=status.get("bytes", 0),
-            )
-            time.sleep(0.5)
-            status = client.status(name)
-        progress.update(
+    with Progress(*columns, console=err) as progress:
+        task = progress.add_task(name, total=1, rows=0, bytes=0)
+        yield lambda status: progress.update(
             task, total=max(1, status.get("slices_total", 0)), completed=status.get("slices_loaded", 0),
             rows=status.get("rows", 0), bytes=status.get("bytes", 0),
         )
-    if status.get("state") == "FAILED":
-        failure = status.get("failure") or {}
-        err.print(f"[red]FAILED[/red] ({failure.get('code', '?')}): {failure.get('message', '')}", highlight=False)
-    return status
+
+
+@contextlib.contextmanager
+def _progress_lines(name: str):
+    started = time.monotonic()
+    last = [None]
+
+    def update(status: dict) -> None:
+        loaded, total = status.get("slices_loaded", 0), status.get("slices_total", 0)
+        line = (f"Dataset {name!r} {status.get('state')}: {loaded}/{total} slices, {status.get('rows', 0):,} rows, "
+                f"{status.get('bytes', 0):,} bytes")
+        if 0 < loaded < total:
+            line += f", about {max(1, int((time.monotonic() - started) * (total - loaded) / loaded))} s left"
+        if line != last[0]:
+            err.print(line, highlight=False)
+            last[0] = line
+
+    yield update
 
 
 _LOCATION_SCHEMES = ("s3", "s3a", "s3n", "gs", "abfs", "abfss", "wasb", "wasbs", "file")
@@ -178,46 +205,12 @@ def initialize_dataset(
 ) -> None:
     """Kubeflow's dataset-initializer step: load the TrainJob's dataset (STORAGE_URI) and wait
     until it is READY, with progress in the log; exits 1 with the reason if it fails."""
-    c: Context = ctx.obj
     try:
         table = table_of_storage_uri(storage_uri)
     except ValueError as e:
         err.print(f"[red]{e}[/red]", highlight=False)
         raise typer.Exit(2)
-    try:
-        with c.client() as client:
-            status = client.load(dataset, table, columns=columns.split(",") if columns else None, filter=filter,
-                                 wait=False)
-            status = _follow(c, client, dataset, status)
-    except FloeError as e:
-        _fail(e)
-    if status.get("state") != "READY":
-        raise typer.Exit(1)
-    err.print(f"Dataset {dataset!r} is READY: {status.get('rows', 0):,} rows, {status.get('bytes', 0):,} bytes",
-              highlight=False)
-
-
-def _follow_in_log(client: FloeClient, name: str, status: dict) -> dict:
-    """Progress as log lines (a pod's log, a CI job): one whenever the numbers move."""
-    started = time.monotonic()
-    last = None
-    while True:
-        loaded, total = status.get("slices_loaded", 0), status.get("slices_total", 0)
-        line = (f"Dataset {name!r} {status.get('state')}: {loaded}/{total} slices, {status.get('rows', 0):,} rows, "
-                f"{status.get('bytes', 0):,} bytes")
-        if 0 < loaded < total:
-            line += f", about {max(1, int((time.monotonic() - started) * (total - loaded) / loaded))} s left"
-        if line != last:
-            err.print(line, highlight=False)
-            last = line
-        if status.get("state") in ("READY", "FAILED"):
-            break
-        time.sleep(1.0)
-        status = client.status(name)
-    if status.get("state") == "FAILED":
-        failure = status.get("failure") or {}
-        err.print(f"FAILED ({failure.get('code', '?')}): {failure.get('message', '')}", highlight=False)
-    return status
+    load(ctx, dataset, table, columns=columns, filter=filter, snapshot_id=None, batch_rows=None, wait=True)
 
 
 @app.command()
