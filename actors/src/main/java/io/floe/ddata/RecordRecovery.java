@@ -3,9 +3,7 @@ package io.floe.ddata;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.StashBuffer;
-import org.apache.pekko.cluster.ddata.Key;
 import org.apache.pekko.cluster.ddata.LWWMap;
-import org.apache.pekko.cluster.ddata.typed.javadsl.Replicator;
 import org.apache.pekko.cluster.ddata.typed.javadsl.ReplicatorMessageAdapter;
 
 /**
@@ -49,20 +47,19 @@ public final class RecordRecovery {
       Class<C> commands,
       StashBuffer<C> stash,
       ReplicatorMessageAdapter<C, LWWMap<String, V>> replicator,
-      Key<LWWMap<String, V>> key,
+      RecordDirectory<V> directory,
       String id,
-      Replicator.ReadConsistency majority,
       Class<? extends C> reads,
-      RecordReads.Outcome<C, V> toRead,
+      RecordDirectory.ReadOutcome<C, V> toRead,
       Start<C, V> start) {
-    RecordReads.ask(replicator, key, id, majority, toRead);
+    directory.read(replicator, id, false, toRead);
     return Behaviors.receive(commands)
         .onMessage(
             reads,
             message -> {
               Read<V> read = (Read<V>) message;
               if (read.failed() && !read.local()) {
-                RecordReads.ask(replicator, key, id, Replicator.readLocal(), toRead);
+                directory.read(replicator, id, true, toRead);
                 return Behaviors.same();
               }
               return stash.unstashAll(start.start(read.record(), read.failed()));

@@ -139,4 +139,77 @@ class DatasetEntityTest {
     dataset("dropped").tell(new DatasetEntity.GetStatus(probe.ref()));
     assertThat(probe.receiveMessage(Duration.ofSeconds(15)).state()).isEqualTo(DatasetState.ABSENT);
   }
+
+  @Test
+  void aFailedDatasetLoadsAgainWithAnySpec() {
+    DatasetEntity.LoadReply failed =
+        load(DatasetSpec.of("retried", dir.resolve("not-yet").toString()));
+    assertThat(failed.status().state()).isEqualTo(DatasetState.FAILED);
+    TestProbe<DatasetEntity.LoadReply> refreshed = kit.createTestProbe();
+    dataset("retried").tell(new DatasetEntity.Refresh(null, true, refreshed.ref()));
+    assertThat(refreshed.receiveMessage(Duration.ofSeconds(15)))
+        .isInstanceOf(DatasetEntity.LoadReply.Refused.class);
+
+    DatasetEntity.LoadReply again = load(DatasetSpec.of("retried", table));
+    assertThat(again).isInstanceOf(DatasetEntity.LoadReply.Answered.class);
+    assertThat(again.status().state()).isEqualTo(DatasetState.READY);
+    assertThat(again.status().rows()).isEqualTo(3_000);
+    drop("retried");
+  }
+
+  @Test
+  void refreshingAnAbsentDatasetIsRefusedAsNotFound() {
+    TestProbe<DatasetEntity.LoadReply> probe = kit.createTestProbe();
+    dataset("never-loaded").tell(new DatasetEntity.Refresh(null, true, probe.ref()));
+    DatasetEntity.LoadReply reply = probe.receiveMessage(Duration.ofSeconds(15));
+    assertThat(reply).isInstanceOf(DatasetEntity.LoadReply.Refused.class);
+    assertThat(((DatasetEntity.LoadReply.Refused) reply).failure().kind())
+        .isEqualTo(FailureKind.DATASET_NOT_FOUND);
+    assertThat(reply.status().state()).isEqualTo(DatasetState.ABSENT);
+  }
+
+  @Test
+  void aRefreshLoadsOnlyNewFilesAndKeepsTheOldLayoutWhileAJobHoldsIt() {
+    IcebergTestTables.TestTable growing =
+        IcebergTestTables.in(dir)
+            .create("growing", TestRows.EVENTS)
+            .appendFiles(2, 1_000, TestRows.events(5));
+    DatasetStatus first = load(DatasetSpec.of("growing", growing.location())).status();
+    assertThat(first.state()).isEqualTo(DatasetState.READY);
+    TestProbe<DatasetEntity.LayoutReply> layouts = kit.createTestProbe();
+    dataset("growing").tell(new DatasetEntity.GetLayout(layouts.ref()));
+    String oldFingerprint = layouts.receiveMessage(Duration.ofSeconds(15)).layout().fingerprint();
+    dataset("growing").tell(new DatasetEntity.Hold("job-1", List.of(oldFingerprint)));
+
+    growing.appendFiles(1, 500, TestRows.events(6));
+    TestProbe<DatasetEntity.LoadReply> refreshed = kit.createTestProbe();
+    dataset("growing").tell(new DatasetEntity.Refresh(null, true, refreshed.ref()));
+    DatasetStatus after = refreshed.receiveMessage(Duration.ofSeconds(60)).status();
+    assertThat(after.refresh().state()).isEqualTo(RefreshReport.DONE);
+    assertThat(after.refresh().kept()).isEqualTo(first.slicesTotal());
+    assertThat(after.refresh().loaded()).isPositive();
+    assertThat(after.rows()).isEqualTo(2_500);
+    assertThat(after.retained())
+        .singleElement()
+        .satisfies(
+            kept -> {
+              assertThat(kept.fingerprint()).isEqualTo(oldFingerprint);
+              assertThat(kept.heldBy()).containsExactly("job-1");
+            });
+    // The job still plans with the layout it started on.
+    dataset("growing").tell(new DatasetEntity.GetLayout(oldFingerprint, layouts.ref()));
+    assertThat(layouts.receiveMessage(Duration.ofSeconds(15)).layout().rows()).isEqualTo(2_000);
+
+    dataset("growing").tell(new DatasetEntity.Unhold("job-1"));
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(15))
+        .until(() -> status("growing").retained().isEmpty());
+    drop("growing");
+  }
+
+  private static DatasetStatus status(String name) {
+    TestProbe<DatasetStatus> probe = kit.createTestProbe();
+    dataset(name).tell(new DatasetEntity.GetStatus(probe.ref()));
+    return probe.receiveMessage(Duration.ofSeconds(15));
+  }
 }

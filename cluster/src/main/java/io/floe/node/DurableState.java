@@ -3,6 +3,8 @@ package io.floe.node;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigValueFactory;
+import io.floe.dataset.DatasetEntity;
+import io.floe.job.entity.JobEntity;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -14,10 +16,9 @@ import java.util.List;
  * Data kept in LMDB; without a state directory they live in memory only.
  */
 final class DurableState {
-  /**
-   * The Distributed Data keys of the dataset and job directories (DatasetDirectory, JobDirectory).
-   */
-  static final List<String> DIRECTORY_KEYS = List.of("floe-datasets", "floe-jobs");
+  /** The Distributed Data keys of the dataset and job directories. */
+  static final List<String> DIRECTORY_KEYS =
+      List.of(DatasetEntity.DIRECTORY.name(), JobEntity.DIRECTORY.name());
 
   private DurableState() {}
 

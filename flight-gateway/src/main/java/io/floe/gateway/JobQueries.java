@@ -3,7 +3,6 @@ package io.floe.gateway;
 import io.floe.job.JobSpec;
 import io.floe.job.JobStatus;
 import io.floe.job.PinnedLayout;
-import io.floe.job.entity.JobDirectory;
 import io.floe.job.entity.JobEntity;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -30,9 +29,11 @@ final class JobQueries {
    * only refusal of GetJob) and is left out.
    */
   CompletionStage<List<JobStatus>> list() {
-    return JobDirectory.ids(system)
+    return JobEntity.DIRECTORY
+        .readAll(system)
         .thenCompose(
-            ids -> {
+            records -> {
+              List<String> ids = records.keySet().stream().sorted().toList();
               List<CompletableFuture<JobEntity.JobReply>> asked =
                   ids.stream()
                       .map(

@@ -3,6 +3,7 @@ package io.floe.job.entity;
 import io.floe.dataset.DatasetEntity;
 import io.floe.dataset.DatasetLayout;
 import io.floe.dataset.Failure;
+import io.floe.ddata.RecordDirectory;
 import io.floe.ddata.RecordRecovery;
 import io.floe.job.EpochLeases;
 import io.floe.job.EpochProgress;
@@ -31,7 +32,6 @@ import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 import org.apache.pekko.cluster.ddata.LWWMap;
 import org.apache.pekko.cluster.ddata.SelfUniqueAddress;
 import org.apache.pekko.cluster.ddata.typed.javadsl.DistributedData;
-import org.apache.pekko.cluster.ddata.typed.javadsl.Replicator;
 import org.apache.pekko.cluster.ddata.typed.javadsl.ReplicatorMessageAdapter;
 import org.apache.pekko.cluster.sharding.typed.ClusterShardingSettings;
 import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
@@ -61,6 +61,10 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
       TYPE_KEY =
           org.apache.pekko.cluster.sharding.typed.javadsl.EntityTypeKey.create(
               Command.class, "floe-job");
+
+  /** Every job's record (spec, pinned layouts, acknowledged batches), by job id. */
+  public static final RecordDirectory<JobRecord> DIRECTORY =
+      RecordDirectory.named("floe-jobs", java.time.Duration.ofSeconds(5));
 
   /** Dynamic epochs kept per job; older ones are forgotten. */
   static final int EPOCHS_KEPT = JobRecord.EPOCHS_KEPT;
@@ -207,9 +211,8 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
         Command.class,
         stash,
         replicator,
-        JobDirectory.KEY,
+        DIRECTORY,
         jobId,
-        JobDirectory.read(),
         RecordRead.class,
         RecordRead::new,
         (record, unreadable) -> {
@@ -495,7 +498,7 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
     epochs.clear();
     unwritten.forEach(Runnable::run);
     unwritten = new ArrayList<>();
-    updateDirectory(map -> map.remove(node, jobId), List.of());
+    DIRECTORY.remove(replicator, node, jobId, majority -> new RecordWritten(majority, List.of()));
     drop.replyTo().tell(last);
     LOG.info("Job '{}' dropped", jobId);
     return passivate();
@@ -638,21 +641,12 @@ public final class JobEntity extends AbstractBehavior<JobEntity.Command> {
     epochLayouts.forEach((from, at) -> layouts.add(new JobRecord.EpochLayout(from, at)));
     JobRecord record = new JobRecord(spec, layout, acks, layouts, boundThrough);
     writing = true;
-    updateDirectory(
-        map -> map.put(node, jobId, record.mergedWith(map.getEntries().get(jobId))), replies);
-  }
-
-  /**
-   * Changes the job directory on a majority; {@code replies} go out once it has (RecordWritten).
-   */
-  private void updateDirectory(
-      java.util.function.Function<LWWMap<String, JobRecord>, LWWMap<String, JobRecord>> change,
-      List<Runnable> replies) {
-    replicator.askUpdate(
-        askReplyTo ->
-            new Replicator.Update<>(
-                JobDirectory.KEY, LWWMap.create(), JobDirectory.write(), askReplyTo, change),
-        response -> new RecordWritten(response instanceof Replicator.UpdateSuccess, replies));
+    DIRECTORY.write(
+        replicator,
+        node,
+        jobId,
+        held -> record.mergedWith(held),
+        majority -> new RecordWritten(majority, replies));
   }
 
   private Behavior<Command> onWritten(RecordWritten written) {

@@ -1,0 +1,155 @@
+package io.floe.dataset;
+
+import io.floe.dataset.DatasetEntity.Command;
+import io.floe.iceberg.ScanPlan;
+import io.floe.iceberg.SliceSpec;
+import io.floe.resources.DatasetPlanning;
+import io.floe.spec.DatasetSpec;
+import io.floe.spec.TableSource;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.BiFunction;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
+import org.apache.pekko.actor.typed.receptionist.Receptionist;
+import org.apache.pekko.cluster.ddata.LWWMap;
+import org.apache.pekko.cluster.ddata.SelfUniqueAddress;
+import org.apache.pekko.cluster.ddata.typed.javadsl.DistributedData;
+import org.apache.pekko.cluster.ddata.typed.javadsl.ReplicatorMessageAdapter;
+import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
+import org.apache.pekko.cluster.sharding.typed.javadsl.EntityContext;
+
+/**
+ * What every stage of one dataset entity works with, and the few things each stage does through it:
+ * plan on the load threads, ask a slice to load or to free its memory, keep the dataset's record,
+ * leave its shard.
+ */
+final class DatasetContext {
+  /** Ask missing slices again this often while some are missing. */
+  private static final Duration ASK_MISSING_EVERY = Duration.ofSeconds(5);
+
+  private static final String ASK_MISSING_TIMER = "ask-missing";
+
+  private final String name;
+  private final ActorContext<Command> actor;
+  private final EntityContext<Command> entity;
+  private final DatasetPlanning planning;
+  private final TimerScheduler<Command> timers;
+  private final ReplicatorMessageAdapter<Command, LWWMap<String, DatasetRecord>> replicator;
+  private final SelfUniqueAddress node;
+  private final ClusterSharding sharding;
+  private final ActorRef<SliceEntity.LoadResult> sliceReplies;
+
+  DatasetContext(
+      ActorContext<Command> actor,
+      EntityContext<Command> entity,
+      DatasetPlanning planning,
+      TimerScheduler<Command> timers,
+      ReplicatorMessageAdapter<Command, LWWMap<String, DatasetRecord>> replicator) {
+    this.name = entity.getEntityId();
+    this.actor = actor;
+    this.entity = entity;
+    this.planning = planning;
+    this.timers = timers;
+    this.replicator = replicator;
+    this.node = DistributedData.get(actor.getSystem()).selfUniqueAddress();
+    this.sharding = ClusterSharding.get(actor.getSystem());
+    this.sliceReplies =
+        actor.messageAdapter(SliceEntity.LoadResult.class, DatasetEntity.SliceReply::new);
+  }
+
+  String name() {
+    return name;
+  }
+
+  ActorContext<Command> actor() {
+    return actor;
+  }
+
+  ReplicatorMessageAdapter<Command, LWWMap<String, DatasetRecord>> replicator() {
+    return replicator;
+  }
+
+  /** Where slices report their loads. */
+  ActorRef<SliceEntity.LoadResult> sliceReplies() {
+    return sliceReplies;
+  }
+
+  /** Slices asked to load at once while a version loads. */
+  int loadsAtOnce() {
+    return planning.loadsPerDataset();
+  }
+
+  /** Plans {@code spec} on the load threads; the outcome comes back as {@code outcome} makes it. */
+  void plan(DatasetSpec spec, long generation, BiFunction<ScanPlan, Throwable, Command> outcome) {
+    CompletableFuture<ScanPlan> plan =
+        CompletableFuture.supplyAsync(
+            () -> {
+              TableSource source = planning.tables().resolve(spec.table(), spec.catalog());
+              return planning
+                  .planner()
+                  .plan(source, planning.tables().open(source), spec, generation);
+            },
+            planning.loadExecutor());
+    actor.pipeToSelf(plan, outcome::apply);
+  }
+
+  /** Asks a slice to load (or to report that it holds its data). */
+  void load(SliceSpec slice) {
+    sharding
+        .entityRefFor(SliceEntity.TYPE_KEY, slice.sliceId())
+        .tell(new SliceEntity.Load(slice, sliceReplies));
+  }
+
+  /** Asks a slice to free its memory and stop. */
+  void release(String sliceId) {
+    sharding.entityRefFor(SliceEntity.TYPE_KEY, sliceId).tell(new SliceEntity.Release());
+  }
+
+  /** Frees these slices after the retire linger, so that reads planned before still finish. */
+  void releaseAfterLinger(List<String> sliceIds) {
+    timers.startSingleTimer(
+        new Object(),
+        new DatasetEntity.ReleaseRetired(List.copyOf(sliceIds)),
+        planning.retireLinger());
+  }
+
+  /** Asks missing slices again now and then (true) or stops asking (false). */
+  void askMissing(boolean someMissing) {
+    if (someMissing && !timers.isTimerActive(ASK_MISSING_TIMER)) {
+      timers.startTimerWithFixedDelay(
+          ASK_MISSING_TIMER, new DatasetEntity.AskMissing(), ASK_MISSING_EVERY);
+    } else if (!someMissing) {
+      timers.cancel(ASK_MISSING_TIMER);
+    }
+  }
+
+  /** Lists the dataset for {@code list}, once it has a plan. */
+  void registerLoaded() {
+    actor
+        .getSystem()
+        .receptionist()
+        .tell(Receptionist.register(DatasetEntity.LOADED, actor.getSelf()));
+  }
+
+  void writeRecord(DatasetRecord record) {
+    DatasetEntity.DIRECTORY.write(
+        replicator, node, name, held -> record, DatasetEntity.RecordWritten::new);
+  }
+
+  /** Removes the record, so the entity does not recover after a move. */
+  void forgetRecord() {
+    DatasetEntity.DIRECTORY.remove(replicator, node, name, DatasetEntity.RecordWritten::new);
+  }
+
+  /**
+   * Asks the shard to passivate this entity, which (with remember entities) also keeps it from
+   * being started again: an absent dataset leaves.
+   */
+  void leave() {
+    timers.cancelAll();
+    entity.getShard().tell(new ClusterSharding.Passivate<>(actor.getSelf()));
+  }
+}

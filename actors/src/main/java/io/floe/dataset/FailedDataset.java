@@ -1,0 +1,110 @@
+package io.floe.dataset;
+
+import io.floe.dataset.DatasetEntity.Command;
+import io.floe.dataset.DatasetEntity.LoadReply;
+import io.floe.spec.DatasetSpec;
+import java.util.List;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+
+/**
+ * A dataset whose plan or one of whose slices failed; it holds no memory (every slice it had was
+ * freed) and no record. It answers with the reason until it is loaded again (with any spec) or
+ * dropped.
+ */
+final class FailedDataset extends AbstractBehavior<Command> {
+  private final DatasetContext dataset;
+  private final DatasetSpec spec;
+  private final Failure failure;
+
+  FailedDataset(DatasetContext dataset, DatasetSpec spec, Failure failure) {
+    super(dataset.actor());
+    this.dataset = dataset;
+    this.spec = spec;
+    this.failure = failure;
+    DatasetEntity.LOG.warn(
+        "Dataset '{}' FAILED ({}): {}", dataset.name(), failure.kind(), failure.message());
+  }
+
+  @Override
+  public Receive<Command> createReceive() {
+    return newReceiveBuilder()
+        .onMessage(
+            DatasetEntity.Load.class,
+            load ->
+                PlanningDataset.start(dataset, load.spec(), System.currentTimeMillis()).take(load))
+        .onMessage(DatasetEntity.Refresh.class, this::onRefresh)
+        .onMessage(
+            DatasetEntity.GetStatus.class,
+            get -> {
+              get.replyTo().tell(status());
+              return this;
+            })
+        .onMessage(
+            DatasetEntity.GetLayout.class,
+            get -> {
+              get.replyTo().tell(new DatasetEntity.LayoutReply(null, status()));
+              return this;
+            })
+        .onMessage(
+            DatasetEntity.GetSliceSpec.class,
+            get -> {
+              notWanted(get);
+              return this;
+            })
+        .onMessage(DatasetEntity.Drop.class, this::onDrop)
+        .onMessage(DatasetEntity.Stop.class, stop -> Behaviors.stopped())
+        // Late reports and plans of the failed load, holds of jobs: nothing to keep.
+        .onMessage(Command.class, ignored -> this)
+        .build();
+  }
+
+  private Behavior<Command> onRefresh(DatasetEntity.Refresh refresh) {
+    Failure why =
+        refresh.spec() != null
+                && !refresh.spec().withSnapshotId(null).equals(spec.withSnapshotId(null))
+            ? DatasetEntity.loadedOtherwise(dataset.name(), spec)
+            : failure;
+    refresh.replyTo().tell(new LoadReply.Refused(status(), why));
+    return this;
+  }
+
+  private Behavior<Command> onDrop(DatasetEntity.Drop drop) {
+    drop.replyTo().tell(status());
+    DatasetEntity.LOG.info("Dataset '{}' dropped", dataset.name());
+    dataset.leave();
+    return new AbsentDataset(dataset);
+  }
+
+  /** Tells loads that waited for this outcome why the dataset failed. */
+  void refuse(List<ActorRef<LoadReply>> waiters) {
+    LoadReply refused = new LoadReply.Refused(status(), failure);
+    waiters.forEach(waiter -> waiter.tell(refused));
+    waiters.clear();
+  }
+
+  /** Tells a slice that asked for its spec that no layout of this dataset wants it. */
+  static void notWanted(DatasetEntity.GetSliceSpec get) {
+    get.replyTo().tell(new DatasetEntity.SliceAssignment(null, null, false));
+  }
+
+  DatasetStatus status() {
+    return new DatasetStatus(
+        dataset.name(),
+        null,
+        DatasetState.FAILED,
+        0,
+        0,
+        0,
+        0,
+        null,
+        failure,
+        null,
+        null,
+        null,
+        List.of());
+  }
+}

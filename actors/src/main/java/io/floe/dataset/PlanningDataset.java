@@ -1,0 +1,210 @@
+package io.floe.dataset;
+
+import io.floe.dataset.DatasetEntity.Command;
+import io.floe.dataset.DatasetEntity.LoadReply;
+import io.floe.spec.DatasetSpec;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.Receive;
+
+/**
+ * A dataset whose table is being planned on the load threads: loads of the same spec wait for the
+ * plan (or for READY), slices that ask for their spec wait too; the plan makes it a {@link
+ * ServingDataset}, a failure a {@link FailedDataset}.
+ */
+final class PlanningDataset extends AbstractBehavior<Command> {
+  private final DatasetContext dataset;
+  private final DatasetSpec spec;
+  private final long generation;
+  private final long requestedAtNanos = System.nanoTime();
+  private final Map<String, Set<String>> holders;
+  private final List<Long> retainedSnapshots;
+  private final List<ActorRef<LoadReply>> waitingForPlan = new ArrayList<>();
+  private final List<ActorRef<LoadReply>> waitingForReady = new ArrayList<>();
+  private final List<DatasetEntity.GetSliceSpec> waitingForSpecs = new ArrayList<>();
+
+  private PlanningDataset(
+      DatasetContext dataset,
+      DatasetSpec spec,
+      long generation,
+      Map<String, Set<String>> holders,
+      List<Long> retainedSnapshots) {
+    super(dataset.actor());
+    this.dataset = dataset;
+    this.spec = spec;
+    this.generation = generation;
+    this.holders = holders;
+    this.retainedSnapshots = retainedSnapshots;
+  }
+
+  /** A new load of {@code spec}; its slice ids carry {@code generation}. */
+  static PlanningDataset start(DatasetContext dataset, DatasetSpec spec, long generation) {
+    PlanningDataset planning =
+        new PlanningDataset(dataset, spec, generation, new LinkedHashMap<>(), List.of());
+    planning.plan(spec);
+    return planning;
+  }
+
+  /**
+   * A dataset started again elsewhere from its record: it plans the snapshot it served under the
+   * same generation (so the same slices), keeps what jobs held, and frees what it was freeing (the
+   * linger cannot be resumed).
+   */
+  static PlanningDataset recovering(DatasetContext dataset, DatasetRecord record) {
+    DatasetEntity.LOG.info(
+        "Dataset '{}': recovering generation {}", dataset.name(), record.generation());
+    record.retiring().forEach(dataset::release);
+    Map<String, Set<String>> holders = new LinkedHashMap<>();
+    record.holders().forEach((job, fps) -> holders.put(job, new HashSet<>(fps)));
+    PlanningDataset planning =
+        new PlanningDataset(
+            dataset, record.spec(), record.generation(), holders, record.retainedSnapshots());
+    planning.plan(record.pinnedSpec());
+    return planning;
+  }
+
+  private void plan(DatasetSpec toPlan) {
+    DatasetEntity.LOG.info("Dataset '{}': planning {}", dataset.name(), toPlan.table());
+    dataset.plan(
+        toPlan,
+        generation,
+        (plan, failure) -> new DatasetEntity.Planned(generation, plan, failure));
+  }
+
+  /** Takes a load: the same spec waits for the plan (or READY), another is refused. */
+  Behavior<Command> take(DatasetEntity.Load load) {
+    if (!load.spec().equals(spec)) {
+      load.replyTo()
+          .tell(
+              new LoadReply.Refused(status(), DatasetEntity.loadedOtherwise(dataset.name(), spec)));
+    } else if (load.untilReady()) {
+      waitingForReady.add(load.replyTo());
+    } else {
+      waitingForPlan.add(load.replyTo());
+    }
+    return this;
+  }
+
+  @Override
+  public Receive<Command> createReceive() {
+    return newReceiveBuilder()
+        .onMessage(DatasetEntity.Load.class, this::take)
+        .onMessage(DatasetEntity.Planned.class, this::onPlanned)
+        .onMessage(DatasetEntity.Refresh.class, this::onRefresh)
+        .onMessage(
+            DatasetEntity.GetSliceSpec.class,
+            get -> {
+              waitingForSpecs.add(get);
+              return this;
+            })
+        .onMessage(
+            DatasetEntity.GetStatus.class,
+            get -> {
+              get.replyTo().tell(status());
+              return this;
+            })
+        .onMessage(
+            DatasetEntity.GetLayout.class,
+            get -> {
+              get.replyTo().tell(new DatasetEntity.LayoutReply(null, status()));
+              return this;
+            })
+        .onMessage(
+            DatasetEntity.Hold.class,
+            hold -> {
+              holders.put(hold.job(), new HashSet<>(hold.fingerprints()));
+              return this;
+            })
+        .onMessage(
+            DatasetEntity.Unhold.class,
+            unhold -> {
+              holders.remove(unhold.job());
+              return this;
+            })
+        .onMessage(DatasetEntity.Drop.class, this::onDrop)
+        .onMessage(DatasetEntity.Stop.class, stop -> Behaviors.stopped())
+        // Reports and plans of an earlier load of this name: not this one's.
+        .onMessage(Command.class, ignored -> this)
+        .build();
+  }
+
+  private Behavior<Command> onPlanned(DatasetEntity.Planned planned) {
+    if (planned.generation() != generation) {
+      return this;
+    }
+    if (planned.failure() != null) {
+      FailedDataset failed = new FailedDataset(dataset, spec, Failure.of(planned.failure()));
+      dataset.forgetRecord();
+      failed.refuse(waitingForPlan);
+      failed.refuse(waitingForReady);
+      waitingForSpecs.forEach(FailedDataset::notWanted);
+      return failed;
+    }
+    ServingDataset serving =
+        new ServingDataset(
+            dataset,
+            spec,
+            generation,
+            requestedAtNanos,
+            new DatasetVersion(planned.plan()),
+            holders,
+            retainedSnapshots,
+            waitingForReady,
+            waitingForSpecs);
+    LoadReply answer = new LoadReply.Answered(serving.status());
+    waitingForPlan.forEach(waiter -> waiter.tell(answer));
+    return serving.begin();
+  }
+
+  private Behavior<Command> onRefresh(DatasetEntity.Refresh refresh) {
+    if (refresh.spec() != null
+        && !refresh.spec().withSnapshotId(null).equals(spec.withSnapshotId(null))) {
+      refresh
+          .replyTo()
+          .tell(
+              new LoadReply.Refused(status(), DatasetEntity.loadedOtherwise(dataset.name(), spec)));
+    } else {
+      // Not ready yet: the gateway tells the caller so.
+      refresh.replyTo().tell(new LoadReply.Answered(status()));
+    }
+    return this;
+  }
+
+  private Behavior<Command> onDrop(DatasetEntity.Drop drop) {
+    DatasetStatus last = status();
+    dataset.forgetRecord();
+    LoadReply dropped = DatasetEntity.dropped(dataset.name());
+    waitingForPlan.forEach(waiter -> waiter.tell(dropped));
+    waitingForReady.forEach(waiter -> waiter.tell(dropped));
+    waitingForSpecs.forEach(FailedDataset::notWanted);
+    DatasetEntity.LOG.info("Dataset '{}' dropped while planning", dataset.name());
+    drop.replyTo().tell(last);
+    dataset.leave();
+    return new AbsentDataset(dataset);
+  }
+
+  private DatasetStatus status() {
+    return new DatasetStatus(
+        dataset.name(),
+        null,
+        DatasetState.PLANNING,
+        0,
+        0,
+        0,
+        0,
+        null,
+        null,
+        null,
+        null,
+        null,
+        List.of());
+  }
+}
