@@ -45,12 +45,10 @@ final class AbsentDataset extends AbstractBehavior<Command> {
         .onMessage(DatasetEntity.GetStatus.class, get -> leave(() -> get.replyTo().tell(status())))
         .onMessage(
             DatasetEntity.GetLayout.class,
-            get -> leave(() -> get.replyTo().tell(new DatasetEntity.LayoutReply(null, status()))))
+            get -> leave(() -> get.replyTo().tell(new DatasetEntity.LayoutReply.Missing(status()))))
         .onMessage(
             DatasetEntity.GetSliceSpec.class,
-            get ->
-                leave(
-                    () -> get.replyTo().tell(new DatasetEntity.SliceAssignment(null, null, false))))
+            get -> leave(() -> get.replyTo().tell(new DatasetEntity.SliceAssignment.NotWanted())))
         .onMessage(DatasetEntity.Drop.class, drop -> leave(() -> drop.replyTo().tell(status())))
         .onMessage(DatasetEntity.Stop.class, stop -> Behaviors.stopped())
         // Holds, late plans and slice reports of a dropped dataset: nothing to do.

@@ -157,18 +157,35 @@ public final class DatasetEntity {
     }
   }
 
-  /** The layout of a READY (or DEGRADED) dataset, or its status when it has none. */
-  public record LayoutReply(DatasetLayout layout, DatasetStatus status)
-      implements CborSerializable {}
+  /** The answer to {@link GetLayout}: the layout asked for, or why there is none. */
+  public sealed interface LayoutReply extends CborSerializable {
+    /** The dataset's status as it answered. */
+    DatasetStatus status();
 
-  /** A slice's spec and where to report its load, or a null spec when the slice is not wanted. */
-  /**
-   * @param restart whether the slice had loaded before (it is starting again after its node left or
-   *     died, or a rebalance), rather than loading for the first time
-   */
-  public record SliceAssignment(
-      SliceSpec spec, ActorRef<SliceEntity.LoadResult> reportTo, boolean restart)
-      implements CborSerializable {}
+    /** The layout asked for (the one serving, or one kept for jobs). */
+    record Found(DatasetLayout layout, DatasetStatus status) implements LayoutReply {}
+
+    /**
+     * No such layout: the dataset is not READY or DEGRADED (its status says how it stands), or it
+     * no longer keeps the layout with the fingerprint asked for.
+     */
+    record Missing(DatasetStatus status) implements LayoutReply {}
+  }
+
+  /** What a dataset answers a slice entity that asks for its spec. */
+  public sealed interface SliceAssignment extends CborSerializable {
+    /**
+     * The slice's spec and where to report its load.
+     *
+     * @param restart whether the slice had loaded before (it is starting again after its node left
+     *     or died, or a rebalance), rather than loading for the first time
+     */
+    record Assigned(SliceSpec spec, ActorRef<SliceEntity.LoadResult> reportTo, boolean restart)
+        implements SliceAssignment {}
+
+    /** No layout of the dataset has the slice (dropped, failed, refreshed away): it leaves. */
+    record NotWanted() implements SliceAssignment {}
+  }
 
   public static void init(ActorSystem<?> system, DatasetPlanning planning) {
     // Start this node's replicator now: it is created lazily, and a node without one neither

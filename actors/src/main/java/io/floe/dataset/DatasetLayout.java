@@ -1,8 +1,8 @@
 package io.floe.dataset;
 
 import io.floe.serialization.CborSerializable;
+import io.floe.util.Preconditions;
 import java.util.List;
-import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
 
 /**
  * A READY dataset's rows in global order: slices in plan order with their row counts. The global

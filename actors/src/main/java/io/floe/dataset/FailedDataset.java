@@ -46,7 +46,7 @@ final class FailedDataset extends AbstractBehavior<Command> {
         .onMessage(
             DatasetEntity.GetLayout.class,
             get -> {
-              get.replyTo().tell(new DatasetEntity.LayoutReply(null, status()));
+              get.replyTo().tell(new DatasetEntity.LayoutReply.Missing(status()));
               return this;
             })
         .onMessage(
@@ -88,7 +88,7 @@ final class FailedDataset extends AbstractBehavior<Command> {
 
   /** Tells a slice that asked for its spec that no layout of this dataset wants it. */
   static void notWanted(DatasetEntity.GetSliceSpec get) {
-    get.replyTo().tell(new DatasetEntity.SliceAssignment(null, null, false));
+    get.replyTo().tell(new DatasetEntity.SliceAssignment.NotWanted());
   }
 
   DatasetStatus status() {

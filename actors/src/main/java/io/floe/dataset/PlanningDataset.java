@@ -114,7 +114,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
         .onMessage(
             DatasetEntity.GetLayout.class,
             get -> {
-              get.replyTo().tell(new DatasetEntity.LayoutReply(null, status()));
+              get.replyTo().tell(new DatasetEntity.LayoutReply.Missing(status()));
               return this;
             })
         .onMessage(

@@ -440,7 +440,8 @@ final class ServingDataset extends AbstractBehavior<Command> {
       FailedDataset.notWanted(get);
       return this;
     }
-    get.replyTo().tell(new DatasetEntity.SliceAssignment(slice, dataset.sliceReplies(), restart));
+    get.replyTo()
+        .tell(new DatasetEntity.SliceAssignment.Assigned(slice, dataset.sliceReplies(), restart));
     return settled();
   }
 
@@ -612,7 +613,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
 
   private Behavior<Command> onGetLayout(DatasetEntity.GetLayout get) {
     if (state() == DatasetState.LOADING) {
-      get.replyTo().tell(new DatasetEntity.LayoutReply(null, status()));
+      get.replyTo().tell(new DatasetEntity.LayoutReply.Missing(status()));
       return this;
     }
     DatasetVersion version = current;
@@ -626,8 +627,10 @@ final class ServingDataset extends AbstractBehavior<Command> {
     }
     get.replyTo()
         .tell(
-            new DatasetEntity.LayoutReply(
-                version == null ? null : version.layout(dataset.name(), spec.filter()), status()));
+            version == null
+                ? new DatasetEntity.LayoutReply.Missing(status())
+                : new DatasetEntity.LayoutReply.Found(
+                    version.layout(dataset.name(), spec.filter()), status()));
     return this;
   }
 

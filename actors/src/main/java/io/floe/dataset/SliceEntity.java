@@ -146,15 +146,13 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
   }
 
   private Behavior<Command> onAssigned(Assigned assigned) {
-    if (assigned.assignment().spec() == null) {
+    if (!(assigned.assignment() instanceof DatasetEntity.SliceAssignment.Assigned assignment)) {
       getContext().getLog().debug("Slice {} is not wanted by its dataset; leaving", sliceId);
       return onRelease();
     }
     return load(
-        new Load(assigned.assignment().spec(), assigned.assignment().reportTo()),
-        assigned.assignment().restart()
-            ? SliceLoadListener.Cause.MOVED
-            : SliceLoadListener.Cause.REQUESTED);
+        new Load(assignment.spec(), assignment.reportTo()),
+        assignment.restart() ? SliceLoadListener.Cause.MOVED : SliceLoadListener.Cause.REQUESTED);
   }
 
   private Behavior<Command> onLoad(Load load) {

@@ -8,13 +8,13 @@ import io.floe.store.SliceStore;
 import io.floe.table.CatalogSettings;
 import io.floe.table.StorageSettings;
 import io.floe.table.TableAccess;
+import io.floe.util.Preconditions;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
 
 /**
  * What one data node owns outside its actors: the root allocator (every Arrow byte on the node is

@@ -89,7 +89,8 @@ class DatasetEntityTest {
 
     TestProbe<DatasetEntity.LayoutReply> probe = kit.createTestProbe();
     dataset("ready").tell(new DatasetEntity.GetLayout(probe.ref()));
-    DatasetLayout layout = probe.receiveMessage(Duration.ofSeconds(15)).layout();
+    DatasetLayout layout =
+        ((DatasetEntity.LayoutReply.Found) probe.receiveMessage(Duration.ofSeconds(15))).layout();
     assertThat(layout.rows()).isEqualTo(3_000);
     assertThat(layout.slices()).hasSize(status.slicesTotal());
     assertThat(layout.slices()).allMatch(slice -> slice.holder().equals(HOLDER));
@@ -178,7 +179,10 @@ class DatasetEntityTest {
     assertThat(first.state()).isEqualTo(DatasetState.READY);
     TestProbe<DatasetEntity.LayoutReply> layouts = kit.createTestProbe();
     dataset("growing").tell(new DatasetEntity.GetLayout(layouts.ref()));
-    String oldFingerprint = layouts.receiveMessage(Duration.ofSeconds(15)).layout().fingerprint();
+    String oldFingerprint =
+        ((DatasetEntity.LayoutReply.Found) layouts.receiveMessage(Duration.ofSeconds(15)))
+            .layout()
+            .fingerprint();
     dataset("growing").tell(new DatasetEntity.Hold("job-1", List.of(oldFingerprint)));
 
     growing.appendFiles(1, 500, TestRows.events(6));
@@ -198,7 +202,10 @@ class DatasetEntityTest {
             });
     // The job still plans with the layout it started on.
     dataset("growing").tell(new DatasetEntity.GetLayout(oldFingerprint, layouts.ref()));
-    assertThat(layouts.receiveMessage(Duration.ofSeconds(15)).layout().rows()).isEqualTo(2_000);
+    assertThat(layouts.receiveMessage(Duration.ofSeconds(15)))
+        .isInstanceOfSatisfying(
+            DatasetEntity.LayoutReply.Found.class,
+            found -> assertThat(found.layout().rows()).isEqualTo(2_000));
 
     dataset("growing").tell(new DatasetEntity.Unhold("job-1"));
     Awaitility.await()

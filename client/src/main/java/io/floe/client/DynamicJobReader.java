@@ -2,6 +2,7 @@ package io.floe.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.protocol.Actions;
 import io.floe.protocol.Json;
 import io.floe.util.Preconditions;
 import java.net.InetAddress;
@@ -142,7 +143,7 @@ public final class DynamicJobReader implements Iterator<JobBatch>, AutoCloseable
     body.put("epoch", batch.epoch());
     body.put("lease", lease);
     body.put("worker", worker);
-    JsonNode answer = withJob(() -> client.jobAction("ack", Json.bytes(body)));
+    JsonNode answer = withJob(() -> client.jobAction(Actions.ACK, Json.bytes(body)));
     String status = answer.isTextual() ? answer.asText() : answer.path("status").asText();
     return Ack.fromWire(status);
   }
@@ -166,7 +167,7 @@ public final class DynamicJobReader implements Iterator<JobBatch>, AutoCloseable
     body.put("job", options.job());
     body.put("epoch", epoch);
     body.put("worker", worker);
-    return withJob(() -> client.jobAction("lease", Json.bytes(body)));
+    return withJob(() -> client.jobAction(Actions.LEASE, Json.bytes(body)));
   }
 
   private JobBatch read(long batch, String lease) {

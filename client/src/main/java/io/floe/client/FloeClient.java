@@ -3,6 +3,7 @@ package io.floe.client;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.protocol.Actions;
 import io.floe.protocol.Json;
 import io.floe.protocol.LoadRequest;
 import io.floe.protocol.NameRequest;
@@ -192,7 +193,7 @@ public final class FloeClient implements AutoCloseable {
 
   /** Loads a dataset; answers its status JSON (READY or FAILED with {@code wait}). */
   public JsonNode load(LoadRequest request) {
-    return action("load", request.toJson());
+    return action(Actions.LOAD, request.toJson());
   }
 
   /**
@@ -200,19 +201,19 @@ public final class FloeClient implements AutoCloseable {
    * {@code wait} it answers once the new layout serves.
    */
   public JsonNode refresh(String dataset, boolean wait) {
-    return action("refresh", new io.floe.protocol.RefreshRequest(dataset, wait).toJson());
+    return action(Actions.REFRESH, new io.floe.protocol.RefreshRequest(dataset, wait).toJson());
   }
 
   public JsonNode status(String dataset) {
-    return action("status", new NameRequest(dataset).toJson());
+    return action(Actions.STATUS, new NameRequest(dataset).toJson());
   }
 
   public JsonNode drop(String dataset) {
-    return action("drop", new NameRequest(dataset).toJson());
+    return action(Actions.DROP, new NameRequest(dataset).toJson());
   }
 
   public JsonNode list() {
-    return action("list", new byte[0]);
+    return action(Actions.LIST, new byte[0]);
   }
 
   /**
@@ -248,12 +249,12 @@ public final class FloeClient implements AutoCloseable {
    * (so every rank may register). Other settings under the same id fail with ALREADY_EXISTS.
    */
   public JobStatus registerJob(JobOptions options) {
-    return JobStatus.from(jobAction("register_job", options.toJson()));
+    return JobStatus.from(jobAction(Actions.REGISTER_JOB, options.toJson()));
   }
 
   /** A job's status with its counters; NOT_FOUND for a job that is not registered. */
   public JobStatus jobStatus(String job) {
-    return JobStatus.from(jobAction("job_status", jobName(job)));
+    return JobStatus.from(jobAction(Actions.JOB_STATUS, jobName(job)));
   }
 
   /**
@@ -262,12 +263,12 @@ public final class FloeClient implements AutoCloseable {
    */
   public JobStatus jobStatus(String job, int epoch) {
     ObjectNode body = Json.object().put("job", job).put("epoch", epoch);
-    return JobStatus.from(jobAction("job_status", Json.bytes(body)));
+    return JobStatus.from(jobAction(Actions.JOB_STATUS, Json.bytes(body)));
   }
 
   /** Drops a job; answers the status it had, with {@link JobStatus#dropped()} set. */
   public JobStatus dropJob(String job) {
-    return JobStatus.from(jobAction("drop_job", jobName(job)));
+    return JobStatus.from(jobAction(Actions.DROP_JOB, jobName(job)));
   }
 
   /**
@@ -352,7 +353,7 @@ public final class FloeClient implements AutoCloseable {
 
   /** The cluster's members as the entry node sees them. */
   public JsonNode cluster() {
-    return action("cluster", new byte[0]);
+    return action(Actions.CLUSTER, new byte[0]);
   }
 
   private JsonNode action(String type, byte[] body) {

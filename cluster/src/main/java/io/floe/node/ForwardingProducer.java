@@ -1,8 +1,8 @@
 package io.floe.node;
 
 import io.floe.gateway.BatchSource;
-import io.floe.gateway.FloeProducer;
-import io.floe.gateway.TicketStreams;
+import io.floe.gateway.server.FloeProducer;
+import io.floe.gateway.server.TicketStreams;
 import io.floe.protocol.ErrorCode;
 import org.apache.arrow.flight.Action;
 import org.apache.arrow.flight.ActionType;

@@ -81,6 +81,13 @@ public final class FlightErrors {
     }
   }
 
+  /** A ticket for a slice this node does not hold (any more): the reader plans again. */
+  public static RuntimeException sliceNotHeld(String sliceId) {
+    return error(
+        ErrorCode.SLICE_NOT_HELD,
+        "Slice '" + sliceId + "' is not held by this node (dropped or moved); plan the read again");
+  }
+
   /**
    * Any exception from handling a request, as the Flight error the client should see. Errors made
    * by {@link #error} pass unchanged; the caller's mistakes ({@link InvalidRequestException} and

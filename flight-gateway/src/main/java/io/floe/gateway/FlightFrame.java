@@ -50,19 +50,19 @@ public final class FlightFrame {
   }
 
   /** The rows of the batch this frame carries; 0 for the schema. */
-  int rows() {
+  public int rows() {
     return rows;
   }
 
   /** The stream's first message: the schema. */
-  static FlightFrame schema(Schema schema) {
+  public static FlightFrame schema(Schema schema) {
     ByteBuffer header = MessageSerializer.serializeMetadata(schema, IPC);
     ByteBuf prefix = prefix(header, -1);
     return new FlightFrame(prefix, List.of(), prefix.readableBytes(), 0);
   }
 
   /** A record batch; the frame takes references of its own to the batch's buffers. */
-  static FlightFrame batch(ArrowRecordBatch batch) {
+  public static FlightFrame batch(ArrowRecordBatch batch) {
     ByteBuffer header = MessageSerializer.serializeMetadata(batch, IPC);
     List<ArrowBuf> buffers = batch.getBuffers();
     long bodyLength = 0;
@@ -82,7 +82,7 @@ public final class FlightFrame {
   }
 
   /** The message's size on the wire, without gRPC's own 5-byte prefix. */
-  int size() {
+  public int size() {
     return size;
   }
 
@@ -111,7 +111,7 @@ public final class FlightFrame {
   }
 
   /** Gives back the frame's references if it was never written (the call ended first). */
-  void releaseUnclaimed() {
+  public void releaseUnclaimed() {
     if (!claimed) {
       claimed = true;
       prefix.release();

@@ -15,8 +15,8 @@ import org.apache.arrow.flight.grpc.AddWritableBuffer;
  * stream deliberately does not declare its length ({@code KnownLength}): for such messages gRPC
  * copies into its own buffer instead of chaining the caller's.
  */
-final class FlightFrameMarshaller implements MethodDescriptor.Marshaller<FlightFrame> {
-  static final FlightFrameMarshaller INSTANCE = new FlightFrameMarshaller();
+public final class FlightFrameMarshaller implements MethodDescriptor.Marshaller<FlightFrame> {
+  public static final FlightFrameMarshaller INSTANCE = new FlightFrameMarshaller();
 
   /** Frames gRPC took as bytes rather than by reference (none, where the transport is Netty). */
   private static final java.util.concurrent.atomic.LongAdder COPIED =
@@ -24,7 +24,7 @@ final class FlightFrameMarshaller implements MethodDescriptor.Marshaller<FlightF
 
   private FlightFrameMarshaller() {}
 
-  static long framesCopied() {
+  public static long framesCopied() {
     return COPIED.sum();
   }
 

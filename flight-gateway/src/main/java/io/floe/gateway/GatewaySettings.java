@@ -1,12 +1,13 @@
 package io.floe.gateway;
 
 import io.floe.ticket.TicketSigner;
+import io.floe.util.Preconditions;
 import java.time.Duration;
 import org.apache.arrow.flight.Location;
-import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
 
 /**
- * How the gateway talks to the cluster and to readers.
+ * How the gateway talks to the cluster and to readers; read once from {@code floe.gateway} (the
+ * defaults are in application.conf).
  *
  * @param advertised the location readers are told to fetch this node's slices from
  * @param askTimeout how long a query to a dataset or job entity may take
@@ -21,10 +22,6 @@ public record GatewaySettings(
     Duration askAttemptTimeout,
     Duration loadWaitTimeout,
     TicketSigner tickets) {
-  public static final Duration ASK_TIMEOUT_DEFAULT = Duration.ofSeconds(30);
-  public static final Duration ASK_ATTEMPT_TIMEOUT_DEFAULT = Duration.ofSeconds(1);
-  public static final Duration LOAD_WAIT_TIMEOUT_DEFAULT = Duration.ofMinutes(30);
-
   public GatewaySettings {
     Preconditions.checkArgument(advertised != null, "Invalid advertised location: null");
     Preconditions.checkArgument(
@@ -33,14 +30,5 @@ public record GatewaySettings(
         !askAttemptTimeout.isNegative() && !askAttemptTimeout.isZero(),
         "Invalid ask attempt timeout: %s",
         askAttemptTimeout);
-  }
-
-  public static GatewaySettings of(Location advertised) {
-    return new GatewaySettings(
-        advertised,
-        ASK_TIMEOUT_DEFAULT,
-        ASK_ATTEMPT_TIMEOUT_DEFAULT,
-        LOAD_WAIT_TIMEOUT_DEFAULT,
-        TicketSigner.random(TicketSigner.TTL_DEFAULT));
   }
 }

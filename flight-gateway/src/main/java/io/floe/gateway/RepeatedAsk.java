@@ -16,7 +16,7 @@ import org.apache.pekko.japi.function.Function;
  * full timeout even when the entity was back within seconds. Only for questions an entity may be
  * asked twice without harm (reads, registrations of the same spec, leases, acknowledgements).
  */
-final class RepeatedAsk {
+public final class RepeatedAsk {
   private RepeatedAsk() {}
 
   /**
@@ -24,7 +24,7 @@ final class RepeatedAsk {
    * @param total how long all attempts together may take; the last attempt's failure is the answer
    *     then
    */
-  static <M, R> CompletionStage<R> ask(
+  public static <M, R> CompletionStage<R> ask(
       EntityRef<M> entity, Function<ActorRef<R>, M> message, Duration attempt, Duration total) {
     return attempt(entity, message, attempt, System.nanoTime() + total.toNanos());
   }

@@ -13,13 +13,13 @@ import org.apache.pekko.cluster.typed.Cluster;
  * the minimum therefore leaves moved slices without a home: reads see a dataset LOADING forever.
  * This names that cause in the errors readers and operators see.
  */
-final class ShardingQuorum {
+public final class ShardingQuorum {
   private final Cluster cluster;
   private final String role;
   private final String setting;
   private final int minimum;
 
-  ShardingQuorum(ActorSystem<?> system) {
+  public ShardingQuorum(ActorSystem<?> system) {
     this(Cluster.get(system), system.settings().config());
   }
 
@@ -35,12 +35,12 @@ final class ShardingQuorum {
   }
 
   /** The configured minimum of Up sharding nodes. */
-  int minimum() {
+  public int minimum() {
     return minimum;
   }
 
   /** How many sharding nodes this node sees Up. */
-  int up() {
+  public int up() {
     int up = 0;
     for (var member : cluster.state().getMembers()) {
       if (member.status() == MemberStatus.up() && (role.isEmpty() || member.hasRole(role))) {
@@ -51,7 +51,7 @@ final class ShardingQuorum {
   }
 
   /** Why shards may not be placed, or empty while enough nodes are Up. */
-  Optional<String> shortfall() {
+  public Optional<String> shortfall() {
     int up = up();
     if (up >= minimum) {
       return Optional.empty();

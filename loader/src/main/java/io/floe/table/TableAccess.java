@@ -1,6 +1,7 @@
 package io.floe.table;
 
 import io.floe.spec.TableSource;
+import io.floe.util.Preconditions;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
@@ -20,7 +21,6 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.InputFile;
-import org.apache.iceberg.relocated.com.google.common.base.Preconditions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -58,7 +58,7 @@ class JobEntityTest {
                         .onMessage(
                             DatasetEntity.GetLayout.class,
                             get -> {
-                              get.replyTo().tell(new DatasetEntity.LayoutReply(LAYOUT, null));
+                              get.replyTo().tell(new DatasetEntity.LayoutReply.Found(LAYOUT, null));
                               return Behaviors.same();
                             })
                         .onAnyMessage(other -> Behaviors.same())
@@ -137,6 +137,28 @@ class JobEntityTest {
         .isEqualTo(FailureKind.JOB_NOT_FOUND);
     assertThat(ack("never-registered", 0, "no-such-lease"))
         .isInstanceOf(JobEntity.AckReply.Refused.class);
+  }
+
+  @Test
+  void aDroppedJobIsUnknownUntilRegisteredAgainAndThenStartsAfresh() {
+    register(dynamic("again", 100));
+    JobEntity.LeaseReply.Leased first = (JobEntity.LeaseReply.Leased) lease("again", 0, "r-1");
+    assertThat(ack("again", 0, first.lease()))
+        .isEqualTo(new JobEntity.AckReply.Answered(JobEntity.AckReply.Outcome.ACKNOWLEDGED));
+
+    TestProbe<JobEntity.JobReply> dropped = kit.createTestProbe();
+    job("again").tell(new JobEntity.DropJob(dropped.ref()));
+    JobEntity.JobReply last = dropped.receiveMessage(Duration.ofSeconds(15));
+    assertThat(((JobEntity.JobReply.Found) last).status().rowsAcknowledged()).isEqualTo(100);
+    assertThat(lease("again", 0, "r-2")).isInstanceOf(JobEntity.LeaseReply.Refused.class);
+
+    // Other settings are no conflict once dropped; nothing of the old job's progress remains.
+    JobEntity.JobReply again = register(dynamic("again", 200));
+    assertThat(again).isInstanceOf(JobEntity.JobReply.Found.class);
+    JobStatus status = ((JobEntity.JobReply.Found) again).status();
+    assertThat(status.batchesPerEpoch()).isEqualTo(10);
+    assertThat(status.rowsAcknowledged()).isZero();
+    assertThat(lease("again", 0, "r-3")).isInstanceOf(JobEntity.LeaseReply.Leased.class);
   }
 
   @Test

@@ -1,8 +1,10 @@
-package io.floe.gateway;
+package io.floe.gateway.dataset;
 
 import io.floe.dataset.DatasetEntity;
 import io.floe.dataset.DatasetState;
 import io.floe.dataset.DatasetStatus;
+import io.floe.gateway.GatewaySettings;
+import io.floe.gateway.RepeatedAsk;
 import io.floe.spec.DatasetSpec;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -42,7 +44,7 @@ public final class DatasetQueries {
     this.settings = settings;
   }
 
-  ActorSystem<?> system() {
+  public ActorSystem<?> system() {
     return system;
   }
 

@@ -1,5 +1,8 @@
-package io.floe.gateway;
+package io.floe.gateway.server;
 
+import io.floe.gateway.BatchSource;
+import io.floe.gateway.FlightErrors;
+import io.floe.gateway.FlightFrame;
 import io.floe.protocol.ErrorCode;
 import io.grpc.stub.ServerCallStreamObserver;
 import java.time.Duration;

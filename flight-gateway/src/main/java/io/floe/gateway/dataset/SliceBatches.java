@@ -1,5 +1,8 @@
-package io.floe.gateway;
+package io.floe.gateway.dataset;
 
+import io.floe.gateway.BatchSource;
+import io.floe.gateway.FlightErrors;
+import io.floe.gateway.FlightFrame;
 import io.floe.protocol.ErrorCode;
 import io.floe.store.LoadedSlice;
 import io.floe.ticket.FloeTicket;

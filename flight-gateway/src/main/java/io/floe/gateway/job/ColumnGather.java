@@ -1,4 +1,4 @@
-package io.floe.gateway;
+package io.floe.gateway.job;
 
 import org.apache.arrow.memory.util.MemoryUtil;
 import org.apache.arrow.util.Preconditions;

@@ -1,4 +1,4 @@
-package io.floe.gateway;
+package io.floe.gateway.job;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;

@@ -1,7 +1,8 @@
-package io.floe.gateway;
+package io.floe.gateway.server;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.gateway.ShardingQuorum;
 import io.floe.protocol.Json;
 import io.floe.store.SliceStore;
 import org.apache.arrow.memory.BufferAllocator;

@@ -1,4 +1,4 @@
-package io.floe.gateway;
+package io.floe.gateway.job;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

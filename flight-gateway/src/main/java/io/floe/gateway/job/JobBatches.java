@@ -1,5 +1,7 @@
-package io.floe.gateway;
+package io.floe.gateway.job;
 
+import io.floe.gateway.BatchSource;
+import io.floe.gateway.FlightFrame;
 import io.floe.job.RankShare;
 import io.floe.store.LoadedSlice;
 import io.floe.ticket.JobTicket;

@@ -1,5 +1,8 @@
-package io.floe.gateway;
+package io.floe.gateway.job;
 
+import io.floe.gateway.FlightErrors;
+import io.floe.gateway.GatewaySettings;
+import io.floe.gateway.RepeatedAsk;
 import io.floe.job.JobSpec;
 import io.floe.job.JobStatus;
 import io.floe.job.PinnedLayout;

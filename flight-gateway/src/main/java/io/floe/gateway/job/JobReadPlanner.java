@@ -1,6 +1,8 @@
-package io.floe.gateway;
+package io.floe.gateway.job;
 
 import io.floe.dataset.DatasetLayout;
+import io.floe.gateway.FlightErrors;
+import io.floe.gateway.SliceHolders;
 import io.floe.job.EpochShape;
 import io.floe.job.JobSpec;
 import io.floe.job.JobStatus;
@@ -101,7 +103,7 @@ final class JobReadPlanner {
               request.batchStep());
       endpoints.add(
           new FlightEndpoint(
-              tickets.sign(ticket), ReadPlanner.holder(slice.sliceId(), slice.holder())));
+              tickets.sign(ticket), SliceHolders.location(slice.sliceId(), slice.holder())));
     }
     long records = batches * share.rowsPerBatch();
     double bytesPerRow = layout.rows() == 0 ? 0 : (double) layout.bytes() / layout.rows();

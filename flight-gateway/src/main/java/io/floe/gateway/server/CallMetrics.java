@@ -1,4 +1,4 @@
-package io.floe.gateway;
+package io.floe.gateway.server;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;

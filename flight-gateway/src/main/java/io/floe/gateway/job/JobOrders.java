@@ -1,4 +1,4 @@
-package io.floe.gateway;
+package io.floe.gateway.job;
 
 import io.floe.dataset.DatasetLayout;
 import io.floe.job.EpochOrder;

@@ -1,5 +1,6 @@
-package io.floe.gateway;
+package io.floe.gateway.server;
 
+import io.floe.gateway.FlightFrame;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

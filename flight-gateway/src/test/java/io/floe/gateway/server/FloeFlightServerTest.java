@@ -1,9 +1,12 @@
-package io.floe.gateway;
+package io.floe.gateway.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.floe.gateway.BatchSource;
+import io.floe.gateway.FlightFrame;
+import io.floe.gateway.FlightFrameMarshaller;
 import io.floe.protocol.ErrorCode;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

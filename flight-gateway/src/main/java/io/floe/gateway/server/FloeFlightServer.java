@@ -1,7 +1,11 @@
-package io.floe.gateway;
+package io.floe.gateway.server;
 
 import io.floe.auth.Permissions;
 import io.floe.auth.Role;
+import io.floe.gateway.BatchSource;
+import io.floe.gateway.FlightErrors;
+import io.floe.gateway.FlightFrame;
+import io.floe.gateway.FlightFrameMarshaller;
 import io.grpc.BindableService;
 import io.grpc.MethodDescriptor;
 import io.grpc.ServerInterceptors;

@@ -1,6 +1,7 @@
-package io.floe.gateway;
+package io.floe.gateway.dataset;
 
 import io.floe.dataset.DatasetLayout;
+import io.floe.gateway.SliceHolders;
 import io.floe.protocol.ReadRequest;
 import io.floe.ticket.FloeTicket;
 import io.floe.ticket.TicketSigner;
@@ -9,7 +10,6 @@ import java.util.List;
 import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightEndpoint;
 import org.apache.arrow.flight.FlightInfo;
-import org.apache.arrow.flight.Location;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
@@ -36,7 +36,8 @@ final class ReadPlanner {
     for (DatasetLayout.SlicePart part : layout.parts(range[0], range[1])) {
       FloeTicket ticket = new FloeTicket(layout.name(), part.sliceId(), part.from(), part.to());
       endpoints.add(
-          new FlightEndpoint(tickets.sign(ticket), holder(part.sliceId(), part.holder())));
+          new FlightEndpoint(
+              tickets.sign(ticket), SliceHolders.location(part.sliceId(), part.holder())));
       DatasetLayout.SliceRows slice = slice(layout, part.sliceId());
       bytes += slice.rows() == 0 ? 0 : (double) slice.bytes() * part.rows() / slice.rows();
     }
@@ -45,20 +46,6 @@ final class ReadPlanner {
         .setBytes(Math.round(bytes))
         .setOrdered(true)
         .build();
-  }
-
-  /**
-   * The node holding a slice. A holder that is not a Flight location is a node's mistake (it loaded
-   * the slice before its server was bound): the plan fails rather than send readers to a node that
-   * does not hold the slice.
-   */
-  static Location holder(String sliceId, String holder) {
-    try {
-      return new Location(holder);
-    } catch (java.net.URISyntaxException | RuntimeException e) {
-      throw new IllegalStateException(
-          "Slice " + sliceId + " has no usable holder location: '" + holder + "'", e);
-    }
   }
 
   private static DatasetLayout.SliceRows slice(DatasetLayout layout, String sliceId) {

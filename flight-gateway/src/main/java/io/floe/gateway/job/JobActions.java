@@ -1,0 +1,240 @@
+package io.floe.gateway.job;
+
+import static io.floe.protocol.InvalidRequestException.reading;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.dataset.DatasetEntity;
+import io.floe.dataset.DatasetLayout;
+import io.floe.dataset.DatasetState;
+import io.floe.gateway.BatchSource;
+import io.floe.gateway.ClusterAnswers;
+import io.floe.gateway.FlightErrors;
+import io.floe.gateway.GatewaySettings;
+import io.floe.gateway.dataset.DatasetQueries;
+import io.floe.job.EpochShape;
+import io.floe.job.JobSpec;
+import io.floe.job.JobStatus;
+import io.floe.job.PinnedLayout;
+import io.floe.job.RankShare;
+import io.floe.job.TailPolicy;
+import io.floe.job.entity.JobEntity;
+import io.floe.protocol.Actions;
+import io.floe.protocol.ErrorCode;
+import io.floe.protocol.InvalidRequestException;
+import io.floe.protocol.JobReadRequest;
+import io.floe.protocol.JobRequest;
+import io.floe.protocol.JobRequests;
+import io.floe.protocol.Json;
+import io.floe.store.LoadedSlice;
+import io.floe.ticket.JobTicket;
+import java.util.concurrent.CompletionStage;
+import org.apache.arrow.flight.FlightDescriptor;
+import org.apache.arrow.flight.FlightInfo;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.pekko.actor.typed.ActorSystem;
+
+/**
+ * A training job's whole serving path on a node, one method per request: the job actions (register,
+ * status, list, drop, and the dynamic mode's lease and ack), planning a rank's read of an epoch
+ * ({@link JobReadPlanner}), and opening the stream of one of its tickets ({@link JobBatches}, which
+ * gathers a slice's rows in the epoch's order with {@link RowGather}). The epoch order this node
+ * computes once per layout, epoch and order is cached in {@link JobOrders}.
+ */
+public final class JobActions {
+  private final DatasetQueries datasets;
+  private final JobQueries jobs;
+  private final JobOrders orders = new JobOrders();
+  private final JobReadPlanner planner;
+  private final ClusterAnswers answers;
+
+  public JobActions(
+      ActorSystem<?> system,
+      DatasetQueries datasets,
+      GatewaySettings settings,
+      ClusterAnswers answers) {
+    this.datasets = datasets;
+    this.jobs = new JobQueries(system, settings);
+    this.planner = new JobReadPlanner(settings.tickets(), orders);
+    this.answers = answers;
+  }
+
+  /** Registers a job against the dataset's current layout, after checking it can be served. */
+  public CompletionStage<byte[]> register(byte[] body) {
+    JobSpec spec = reading(() -> JobRequest.parse(body));
+    return datasets
+        .layout(spec.dataset())
+        .thenCompose(
+            answer -> {
+              if (!(answer.value() instanceof DatasetEntity.LayoutReply.Found found)) {
+                throw answers.notReady(answer.value().status());
+              }
+              DatasetLayout layout = found.layout();
+              check(spec, layout);
+              String fingerprint = layout.fingerprint();
+              orders.remember(fingerprint, layout);
+              return jobs.register(
+                  spec, new PinnedLayout(layout.snapshotId(), fingerprint, layout.rows()));
+            })
+        .thenApply(status -> Json.bytes(JobStatusJson.of(status)));
+  }
+
+  /** Refuses a job its dataset's layout cannot serve, naming the setting at fault. */
+  private static void check(JobSpec spec, DatasetLayout layout) {
+    JobSchemas.project(JobSchemas.of(layout), spec.columns(), layout.name());
+    if (spec.tail() == TailPolicy.DROP && layout.rows() < spec.batchRows()) {
+      throw new InvalidRequestException(
+          String.format(
+              "Invalid batch_rows %d: dataset '%s' has only %d rows, so with tail"
+                  + " 'drop' an epoch would have no batch",
+              spec.batchRows(), layout.name(), layout.rows()));
+    }
+    long blocks = 0;
+    for (long rows : layout.sliceRowCounts()) {
+      blocks += (rows + spec.blockRows() - 1) / spec.blockRows();
+    }
+    if (blocks > JobSpec.MAX_BLOCKS) {
+      throw new InvalidRequestException(
+          String.format(
+              "Invalid block_rows %d: dataset '%s' would be cut into %d blocks (at most"
+                  + " %d: an epoch's order holds a few bytes per block)",
+              spec.blockRows(), layout.name(), blocks, JobSpec.MAX_BLOCKS));
+    }
+  }
+
+  public CompletionStage<byte[]> status(byte[] body) {
+    JobRequests.JobStatusRequest asked = reading(() -> JobRequests.JobStatusRequest.parse(body));
+    return jobs.status(asked.job(), asked.epoch())
+        .thenApply(status -> Json.bytes(JobStatusJson.of(status)));
+  }
+
+  public CompletionStage<byte[]> list() {
+    return jobs.list()
+        .thenApply(
+            all -> {
+              ArrayNode array = Json.object().arrayNode();
+              all.forEach(status -> array.add(JobStatusJson.of(status)));
+              return Json.bytes(array);
+            });
+  }
+
+  public CompletionStage<byte[]> drop(byte[] body) {
+    return jobs.drop(reading(() -> JobRequests.JobName.parse(body, Actions.DROP_JOB)).job())
+        .thenApply(
+            status -> {
+              ObjectNode node = JobStatusJson.of(status);
+              node.put("dropped", true);
+              return Json.bytes(node);
+            });
+  }
+
+  public CompletionStage<byte[]> lease(byte[] body) {
+    JobRequests.LeaseRequest lease = reading(() -> JobRequests.LeaseRequest.parse(body));
+    return jobs.lease(lease.job(), lease.epoch(), lease.worker())
+        .thenApply(reply -> Json.bytes(leaseJson(lease.epoch(), reply)));
+  }
+
+  public CompletionStage<byte[]> ack(byte[] body) {
+    JobRequests.AckRequest ack = reading(() -> JobRequests.AckRequest.parse(body));
+    return jobs.ack(ack.job(), ack.epoch(), ack.lease(), ack.worker())
+        .thenApply(
+            outcome -> {
+              ObjectNode node = Json.object();
+              node.put("status", outcome.wireName());
+              return Json.bytes(node);
+            });
+  }
+
+  private static ObjectNode leaseJson(long epoch, JobEntity.LeaseReply reply) {
+    ObjectNode node = Json.object();
+    if (reply instanceof JobEntity.LeaseReply.Leased leased) {
+      node.put("status", "leased");
+      node.put("lease", leased.lease());
+      node.put("epoch", epoch);
+      node.put("batch", leased.batch());
+      node.put("rows", leased.rows());
+    } else if (reply instanceof JobEntity.LeaseReply.Wait wait) {
+      node.put("status", "wait");
+      node.put("retry_ms", wait.retryMillis());
+    } else {
+      node.put("status", "done");
+    }
+    return node;
+  }
+
+  /** Plans a rank's read of an epoch (or part of it) on the layout that epoch reads. */
+  public FlightInfo plan(JobReadRequest request, FlightDescriptor descriptor) {
+    // The epoch's layout: the one it began on, or for a new epoch the dataset's newest. Planning
+    // needs where slices are now, so the layout comes from the dataset, not the cache.
+    JobStatus job = answers.await(jobs.status(request.job(), request.epoch()));
+    String dataset = job.spec().dataset();
+    DatasetEntity.LayoutReply serving = answers.await(datasets.layout(dataset)).value();
+    DatasetLayout layout =
+        serving instanceof DatasetEntity.LayoutReply.Found found
+                && found.layout().fingerprint().equals(job.layout().fingerprint())
+            ? found.layout()
+            : heldLayout(dataset, job.layout().fingerprint(), job.spec().job(), job.epoch());
+    return planner.plan(job, layout, request, descriptor);
+  }
+
+  /** The stream of a job ticket's batches, gathered from the slice {@code lease} holds. */
+  public BatchSource open(LoadedSlice.Lease lease, JobTicket ticket) {
+    LoadedSlice slice = lease.slice();
+    DatasetLayout layout = ticketLayout(ticket);
+    int sliceIndex = layout.indexOf(ticket.sliceId());
+    if (sliceIndex < 0) {
+      throw FlightErrors.sliceNotHeld(ticket.sliceId());
+    }
+    EpochShape shape = ticket.shape(layout.rows());
+    if (ticket.batchTo() > shape.batches()) {
+      // A ticket this cluster signed for another epoch shape than the layout's: the node's fault.
+      throw FlightErrors.error(
+          ErrorCode.INTERNAL,
+          String.format(
+              "Ticket batches up to %d exceed the epoch's %d", ticket.batchTo(), shape.batches()));
+    }
+    RankShare share =
+        new RankShare(
+            shape,
+            orders.order(ticket.layout(), layout, ticket.order(), ticket.epoch()),
+            ticket.worldSize(),
+            ticket.rank());
+    Schema projected = JobSchemas.project(slice.schema(), ticket.columns(), ticket.dataset());
+    return new JobBatches(
+        lease, sliceIndex, layout.slices().size(), ticket, share, projected, orders);
+  }
+
+  /** A ticket's layout: this node's cached copy (holders do not matter here), or the dataset's. */
+  private DatasetLayout ticketLayout(JobTicket ticket) {
+    DatasetLayout layout = orders.layout(ticket.layout());
+    // A layout cached before the dataset was loaded again the same way has the same order but
+    // other slice ids.
+    if (layout != null && layout.indexOf(ticket.sliceId()) >= 0) {
+      return layout;
+    }
+    return heldLayout(ticket.dataset(), ticket.layout(), ticket.job(), ticket.epoch());
+  }
+
+  /**
+   * The layout with this fingerprint: the one the dataset serves or one it keeps for the jobs that
+   * read it.
+   */
+  private DatasetLayout heldLayout(String dataset, String fingerprint, String job, long epoch) {
+    DatasetEntity.LayoutReply reply = answers.await(datasets.layout(dataset, fingerprint));
+    if (reply instanceof DatasetEntity.LayoutReply.Found found) {
+      orders.remember(fingerprint, found.layout());
+      return found.layout();
+    }
+    if (reply.status().state() != DatasetState.READY
+        && reply.status().state() != DatasetState.DEGRADED) {
+      throw answers.notReady(reply.status());
+    }
+    throw FlightErrors.error(
+        ErrorCode.LAYOUT_CHANGED,
+        String.format(
+            "Dataset '%s' changed: it no longer holds layout %s, which job '%s' read epoch %d"
+                + " from (it serves snapshot %s now); register the job again or read a later"
+                + " epoch",
+            dataset, fingerprint, job, epoch, reply.status().snapshotId()));
+  }
+}

@@ -1,0 +1,178 @@
+package io.floe.ticket;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.job.OrderSettings;
+import io.floe.job.TailPolicy;
+import io.floe.protocol.ErrorCode;
+import io.floe.protocol.Json;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.List;
+import org.apache.arrow.flight.Ticket;
+import org.junit.jupiter.api.Test;
+
+/** Both ticket kinds through one signer: what it signs it reads back, and nothing else. */
+class TicketSignerTest {
+  private static final byte[] SECRET = "0123456789abcdef0123".getBytes(StandardCharsets.UTF_8);
+  private static final Instant NOW = Instant.parse("2026-11-24T08:00:00Z");
+
+  private static final FloeTicket SHARD = new FloeTicket("events", "events/g1-s0", 10, 250);
+  private static final JobTicket JOB =
+      new JobTicket(
+          "events",
+          "events/g1-s3",
+          "train",
+          "fp-1",
+          4,
+          new OrderSettings(7, true, 100, 4),
+          64,
+          TailPolicy.PAD,
+          List.of("id", "label"),
+          3,
+          1,
+          2,
+          40,
+          3);
+
+  private static TicketSigner signer(Instant at) {
+    return new TicketSigner(SECRET, Duration.ofMinutes(10), Clock.fixed(at, ZoneOffset.UTC));
+  }
+
+  @Test
+  void aSignedTicketOfEitherKindReadsBackAsWhatWasSigned() {
+    TicketSigner signer = signer(NOW);
+    assertThat(signer.verify(signer.sign(SHARD))).isEqualTo(SHARD);
+    assertThat(signer.verify(signer.sign(JOB))).isEqualTo(JOB);
+    assertThat(JOB.batchCount()).isEqualTo(13); // 2, 5, ..., 38
+  }
+
+  @Test
+  void changingAnyFieldBreaksTheSignature() {
+    TicketSigner signer = signer(NOW);
+    ObjectNode shard = Json.parseObject(signer.sign(SHARD).getBytes(), "ticket");
+    shard.put("to", 100_000);
+    assertRefused(signer, shard, "signature does not match");
+
+    ObjectNode job = Json.parseObject(signer.sign(JOB).getBytes(), "ticket");
+    job.put("rank", 2);
+    assertRefused(signer, job, "signature does not match");
+  }
+
+  /**
+   * The signed text lists each field separately from the JSON a ticket is sent as: every field of
+   * either kind must change it, or a reader could alter that field without breaking the signature.
+   */
+  @Test
+  void theSignatureCoversEveryFieldOfBothKinds() throws Exception {
+    for (SignedTicket ticket : List.of(SHARD, JOB)) {
+      for (java.lang.reflect.RecordComponent field : ticket.getClass().getRecordComponents()) {
+        SignedTicket changed = withChanged(ticket, field.getName());
+        assertThat(changed.canonical())
+            .as(
+                "the signed text of a %s with another %s",
+                ticket.getClass().getSimpleName(), field.getName())
+            .isNotEqualTo(ticket.canonical());
+        ObjectNode written = Json.object();
+        changed.writeTo(written);
+        assertThat(written.toString())
+            .as("the JSON of another %s", field.getName())
+            .isNotEqualTo(json(ticket));
+      }
+    }
+  }
+
+  private static String json(SignedTicket ticket) {
+    ObjectNode node = Json.object();
+    ticket.writeTo(node);
+    return node.toString();
+  }
+
+  /** A copy of {@code ticket} with one component changed (and a slice of the changed dataset). */
+  private static SignedTicket withChanged(SignedTicket ticket, String name) throws Exception {
+    java.lang.reflect.RecordComponent[] fields = ticket.getClass().getRecordComponents();
+    Object[] values = new Object[fields.length];
+    Class<?>[] types = new Class<?>[fields.length];
+    for (int i = 0; i < fields.length; i++) {
+      types[i] = fields[i].getType();
+      values[i] = fields[i].getAccessor().invoke(ticket);
+      if (fields[i].getName().equals(name)) {
+        values[i] = changed(values[i]);
+      }
+    }
+    if (name.equals("dataset")) {
+      // A ticket's slice belongs to its dataset.
+      for (int i = 0; i < fields.length; i++) {
+        if (fields[i].getName().equals("sliceId")) {
+          values[i] = values[i].toString().replace("events/", "eventsx/");
+        }
+      }
+    }
+    return (SignedTicket) ticket.getClass().getDeclaredConstructor(types).newInstance(values);
+  }
+
+  private static Object changed(Object value) {
+    if (value instanceof String text) {
+      return text + "x";
+    }
+    if (value instanceof Long number) {
+      return number + 1;
+    }
+    if (value instanceof Integer number) {
+      return number + 1;
+    }
+    if (value instanceof TailPolicy tail) {
+      return tail == TailPolicy.PAD ? TailPolicy.DROP : TailPolicy.PAD;
+    }
+    if (value instanceof List<?> list) {
+      return List.of("other");
+    }
+    if (value instanceof OrderSettings order) {
+      return new OrderSettings(
+          order.seed() + 1, order.shuffle(), order.blockRows(), order.windowBlocks());
+    }
+    throw new AssertionError("No change known for " + value);
+  }
+
+  @Test
+  void anotherClustersSecretAnExpiredTicketAndAnUnsignedOneAreRefused() {
+    Ticket signed = signer(NOW).sign(SHARD);
+    TicketSigner other =
+        new TicketSigner(
+            "another-secret-of-16+".getBytes(StandardCharsets.UTF_8),
+            Duration.ofMinutes(10),
+            Clock.fixed(NOW, ZoneOffset.UTC));
+    assertThatThrownBy(() -> other.verify(signed)).hasMessageContaining("signature");
+    assertThatThrownBy(() -> signer(NOW.plus(Duration.ofMinutes(11))).verify(signed))
+        .hasMessageContaining("expired");
+
+    ObjectNode unsigned = Json.parseObject(signed.getBytes(), "ticket");
+    unsigned.remove("sig");
+    assertRefused(signer(NOW), unsigned, "not signed");
+  }
+
+  @Test
+  void bytesThatAreNoTicketAreRefusedAsInvalidTickets() {
+    Ticket garbage = new Ticket("{\"dataset\": 3".getBytes(StandardCharsets.UTF_8));
+    assertThatThrownBy(() -> signer(NOW).verify(garbage))
+        .satisfies(e -> assertThat(ErrorCode.of(e)).contains(ErrorCode.TICKET_INVALID))
+        .hasMessageContaining("not one of Floe's");
+  }
+
+  @Test
+  void aTicketMustNameASliceOfItsDataset() {
+    assertThatThrownBy(() -> new FloeTicket("events", "other/g1-s0", 0, 1))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  private static void assertRefused(TicketSigner signer, ObjectNode node, String why) {
+    assertThatThrownBy(() -> signer.verify(new Ticket(Json.bytes(node))))
+        .satisfies(e -> assertThat(ErrorCode.of(e)).contains(ErrorCode.TICKET_INVALID))
+        .hasMessageContaining(why);
+  }
+}
