@@ -9,8 +9,9 @@ import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.Receive;
 
 /**
- * A name nobody loaded, or whose dataset was dropped: a load starts planning; anything else is
- * answered as absent, and the entity leaves its shard rather than linger for every name asked.
+ * A name nobody loaded, or whose dataset was dropped: a load starts planning; a request is answered
+ * as absent, and the entity leaves its shard rather than linger for every name asked (or held by a
+ * job).
  */
 final class AbsentDataset extends AbstractBehavior<Command> {
   private final DatasetContext dataset;
@@ -23,10 +24,7 @@ final class AbsentDataset extends AbstractBehavior<Command> {
   @Override
   public Receive<Command> createReceive() {
     return newReceiveBuilder()
-        .onMessage(
-            DatasetEntity.Load.class,
-            load ->
-                PlanningDataset.start(dataset, load.spec(), System.currentTimeMillis()).take(load))
+        .onMessage(DatasetEntity.Load.class, load -> PlanningDataset.load(dataset, load))
         .onMessage(
             DatasetEntity.Refresh.class,
             refresh ->
@@ -50,8 +48,11 @@ final class AbsentDataset extends AbstractBehavior<Command> {
             DatasetEntity.GetSliceSpec.class,
             get -> leave(() -> get.replyTo().tell(new DatasetEntity.SliceAssignment.NotWanted())))
         .onMessage(DatasetEntity.Drop.class, drop -> leave(() -> drop.replyTo().tell(status())))
+        .onMessage(DatasetEntity.Hold.class, hold -> leave(() -> {}))
+        .onMessage(DatasetEntity.Unhold.class, unhold -> leave(() -> {}))
+        .onMessage(DatasetEntity.RecordWritten.class, dataset::written)
         .onMessage(DatasetEntity.Stop.class, stop -> Behaviors.stopped())
-        // Holds, late plans and slice reports of a dropped dataset: nothing to do.
+        // Late plans and slice reports of a dropped dataset: nothing to do.
         .onMessage(Command.class, ignored -> this)
         .build();
   }

@@ -11,7 +11,9 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BiFunction;
 import org.apache.pekko.actor.typed.ActorRef;
+import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
+import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.TimerScheduler;
 import org.apache.pekko.actor.typed.receptionist.Receptionist;
 import org.apache.pekko.cluster.ddata.LWWMap;
@@ -137,6 +139,23 @@ final class DatasetContext {
   void writeRecord(DatasetRecord record) {
     DatasetEntity.DIRECTORY.write(
         replicator, node, name, held -> record, DatasetEntity.RecordWritten::new);
+  }
+
+  /** Logs a change of the record that did not reach a majority; a stage's answer to it. */
+  <T> Behavior<T> written(DatasetEntity.RecordWritten written) {
+    switch (written.written()) {
+      case MAJORITY -> {}
+      case THIS_NODE ->
+          DatasetEntity.LOG.warn(
+              "Dataset '{}': its record change reached only some nodes in time; gossip spreads it",
+              name);
+      case FAILED ->
+          DatasetEntity.LOG.error(
+              "Dataset '{}': its record change was not applied (the replicator or its durable"
+                  + " store refused it)",
+              name);
+    }
+    return Behaviors.same();
   }
 
   /** Removes the record, so the entity does not recover after a move. */

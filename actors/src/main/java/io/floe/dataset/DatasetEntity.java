@@ -13,6 +13,7 @@ import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
+import org.apache.pekko.actor.typed.javadsl.ReceiveBuilder;
 import org.apache.pekko.actor.typed.javadsl.StashBuffer;
 import org.apache.pekko.actor.typed.receptionist.ServiceKey;
 import org.apache.pekko.cluster.ddata.LWWMap;
@@ -134,8 +135,8 @@ public final class DatasetEntity {
   record RecordRead(DatasetRecord record, boolean failed, boolean local)
       implements Command, RecordRecovery.Read<DatasetRecord> {}
 
-  /** Whether a change of the record reached a majority. */
-  record RecordWritten(boolean majority) implements Command {}
+  /** How far a change of the record got. */
+  record RecordWritten(RecordDirectory.Written written) implements Command {}
 
   /** Ask missing slices again: sharding delivers at most once, and hand-offs can drop a message. */
   record AskMissing() implements Command {}
@@ -150,11 +151,6 @@ public final class DatasetEntity {
 
     /** Refused or failed, and why; the status is the dataset's as it stays. */
     record Refused(DatasetStatus status, Failure failure) implements LoadReply {}
-
-    /** Refused when {@code failure} says why, else answered. */
-    static LoadReply of(DatasetStatus status, Failure failure) {
-      return failure == null ? new Answered(status) : new Refused(status, failure);
-    }
   }
 
   /** The answer to {@link GetLayout}: the layout asked for, or why there is none. */
@@ -247,6 +243,32 @@ public final class DatasetEntity {
               ? new AbsentDataset(dataset)
               : PlanningDataset.recovering(dataset, record);
         });
+  }
+
+  /** Tells a slice that asked for its spec that no layout of this dataset wants it. */
+  static void notWanted(GetSliceSpec get) {
+    get.replyTo().tell(new SliceAssignment.NotWanted());
+  }
+
+  /**
+   * Answers status and layout asks of a dataset that serves no layout (planning, failed) with its
+   * status.
+   */
+  static ReceiveBuilder<Command> answerWithoutLayout(
+      ReceiveBuilder<Command> receive, java.util.function.Supplier<DatasetStatus> status) {
+    return receive
+        .onMessage(
+            GetStatus.class,
+            get -> {
+              get.replyTo().tell(status.get());
+              return Behaviors.same();
+            })
+        .onMessage(
+            GetLayout.class,
+            get -> {
+              get.replyTo().tell(new LayoutReply.Missing(status.get()));
+              return Behaviors.same();
+            });
   }
 
   /** Why a load (or refresh) of another spec under a loaded name is refused. */

@@ -19,44 +19,43 @@ final class FailedDataset extends AbstractBehavior<Command> {
   private final DatasetContext dataset;
   private final DatasetSpec spec;
   private final Failure failure;
+  private final Double secondsToReady;
+  private final RefreshReport refresh;
 
-  FailedDataset(DatasetContext dataset, DatasetSpec spec, Failure failure) {
+  /**
+   * @param secondsToReady how long it took to be READY the first time, if it was
+   * @param refresh its last refresh, if any
+   */
+  FailedDataset(
+      DatasetContext dataset,
+      DatasetSpec spec,
+      Failure failure,
+      Double secondsToReady,
+      RefreshReport refresh) {
     super(dataset.actor());
     this.dataset = dataset;
     this.spec = spec;
     this.failure = failure;
+    this.secondsToReady = secondsToReady;
+    this.refresh = refresh;
     DatasetEntity.LOG.warn(
         "Dataset '{}' FAILED ({}): {}", dataset.name(), failure.kind(), failure.message());
   }
 
   @Override
   public Receive<Command> createReceive() {
-    return newReceiveBuilder()
-        .onMessage(
-            DatasetEntity.Load.class,
-            load ->
-                PlanningDataset.start(dataset, load.spec(), System.currentTimeMillis()).take(load))
+    return DatasetEntity.answerWithoutLayout(newReceiveBuilder(), this::status)
+        .onMessage(DatasetEntity.Load.class, load -> PlanningDataset.load(dataset, load))
         .onMessage(DatasetEntity.Refresh.class, this::onRefresh)
-        .onMessage(
-            DatasetEntity.GetStatus.class,
-            get -> {
-              get.replyTo().tell(status());
-              return this;
-            })
-        .onMessage(
-            DatasetEntity.GetLayout.class,
-            get -> {
-              get.replyTo().tell(new DatasetEntity.LayoutReply.Missing(status()));
-              return this;
-            })
         .onMessage(
             DatasetEntity.GetSliceSpec.class,
             get -> {
-              notWanted(get);
+              DatasetEntity.notWanted(get);
               return this;
             })
         .onMessage(DatasetEntity.Drop.class, this::onDrop)
         .onMessage(DatasetEntity.Stop.class, stop -> Behaviors.stopped())
+        .onMessage(DatasetEntity.RecordWritten.class, dataset::written)
         // Late reports and plans of the failed load, holds of jobs: nothing to keep.
         .onMessage(Command.class, ignored -> this)
         .build();
@@ -73,6 +72,7 @@ final class FailedDataset extends AbstractBehavior<Command> {
   }
 
   private Behavior<Command> onDrop(DatasetEntity.Drop drop) {
+    dataset.forgetRecord(); // removed when it failed; again, in case that change was lost
     drop.replyTo().tell(status());
     DatasetEntity.LOG.info("Dataset '{}' dropped", dataset.name());
     dataset.leave();
@@ -86,11 +86,6 @@ final class FailedDataset extends AbstractBehavior<Command> {
     waiters.clear();
   }
 
-  /** Tells a slice that asked for its spec that no layout of this dataset wants it. */
-  static void notWanted(DatasetEntity.GetSliceSpec get) {
-    get.replyTo().tell(new DatasetEntity.SliceAssignment.NotWanted());
-  }
-
   DatasetStatus status() {
     return new DatasetStatus(
         dataset.name(),
@@ -102,9 +97,9 @@ final class FailedDataset extends AbstractBehavior<Command> {
         0,
         null,
         failure,
+        secondsToReady,
         null,
-        null,
-        null,
+        refresh,
         List.of());
   }
 }

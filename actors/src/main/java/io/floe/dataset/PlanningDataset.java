@@ -79,6 +79,11 @@ final class PlanningDataset extends AbstractBehavior<Command> {
         (plan, failure) -> new DatasetEntity.Planned(generation, plan, failure));
   }
 
+  /** A load of a name that has no dataset (absent or failed): its spec under a new generation. */
+  static Behavior<Command> load(DatasetContext dataset, DatasetEntity.Load load) {
+    return start(dataset, load.spec(), System.currentTimeMillis()).take(load);
+  }
+
   /** Takes a load: the same spec waits for the plan (or READY), another is refused. */
   Behavior<Command> take(DatasetEntity.Load load) {
     if (!load.spec().equals(spec)) {
@@ -95,7 +100,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
 
   @Override
   public Receive<Command> createReceive() {
-    return newReceiveBuilder()
+    return DatasetEntity.answerWithoutLayout(newReceiveBuilder(), this::status)
         .onMessage(DatasetEntity.Load.class, this::take)
         .onMessage(DatasetEntity.Planned.class, this::onPlanned)
         .onMessage(DatasetEntity.Refresh.class, this::onRefresh)
@@ -103,18 +108,6 @@ final class PlanningDataset extends AbstractBehavior<Command> {
             DatasetEntity.GetSliceSpec.class,
             get -> {
               waitingForSpecs.add(get);
-              return this;
-            })
-        .onMessage(
-            DatasetEntity.GetStatus.class,
-            get -> {
-              get.replyTo().tell(status());
-              return this;
-            })
-        .onMessage(
-            DatasetEntity.GetLayout.class,
-            get -> {
-              get.replyTo().tell(new DatasetEntity.LayoutReply.Missing(status()));
               return this;
             })
         .onMessage(
@@ -131,6 +124,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
             })
         .onMessage(DatasetEntity.Drop.class, this::onDrop)
         .onMessage(DatasetEntity.Stop.class, stop -> Behaviors.stopped())
+        .onMessage(DatasetEntity.RecordWritten.class, dataset::written)
         // Reports and plans of an earlier load of this name: not this one's.
         .onMessage(Command.class, ignored -> this)
         .build();
@@ -141,11 +135,12 @@ final class PlanningDataset extends AbstractBehavior<Command> {
       return this;
     }
     if (planned.failure() != null) {
-      FailedDataset failed = new FailedDataset(dataset, spec, Failure.of(planned.failure()));
+      FailedDataset failed =
+          new FailedDataset(dataset, spec, Failure.of(planned.failure()), null, null);
       dataset.forgetRecord();
       failed.refuse(waitingForPlan);
       failed.refuse(waitingForReady);
-      waitingForSpecs.forEach(FailedDataset::notWanted);
+      waitingForSpecs.forEach(DatasetEntity::notWanted);
       return failed;
     }
     ServingDataset serving =
@@ -184,7 +179,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
     LoadReply dropped = DatasetEntity.dropped(dataset.name());
     waitingForPlan.forEach(waiter -> waiter.tell(dropped));
     waitingForReady.forEach(waiter -> waiter.tell(dropped));
-    waitingForSpecs.forEach(FailedDataset::notWanted);
+    waitingForSpecs.forEach(DatasetEntity::notWanted);
     DatasetEntity.LOG.info("Dataset '{}' dropped while planning", dataset.name());
     drop.replyTo().tell(last);
     dataset.leave();

@@ -129,16 +129,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
         .onMessage(DatasetEntity.ReleaseRetired.class, this::onReleaseRetired)
         .onMessage(DatasetEntity.AskMissing.class, ask -> onAskMissing())
         .onMessage(DatasetEntity.Drop.class, this::onDrop)
-        .onMessage(
-            DatasetEntity.RecordWritten.class,
-            written -> {
-              if (!written.majority()) {
-                DatasetEntity.LOG.warn(
-                    "Dataset '{}': its record reached only some nodes in time; gossip spreads it",
-                    dataset.name());
-              }
-              return this;
-            })
+        .onMessage(DatasetEntity.RecordWritten.class, dataset::written)
         .onMessage(DatasetEntity.Stop.class, stop -> Behaviors.stopped())
         // A plan of an earlier load: not this one's.
         .onMessage(Command.class, ignored -> this)
@@ -395,7 +386,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
     for (DatasetVersion version : versions()) {
       version.missingDispatched().forEach(dataset::load);
     }
-    return this;
+    return settled();
   }
 
   /** Every version kept: serving, refreshing and retained. */
@@ -437,7 +428,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
           dataset.name(),
           generation,
           get.sliceId());
-      FailedDataset.notWanted(get);
+      DatasetEntity.notWanted(get);
       return this;
     }
     get.replyTo()
@@ -486,10 +477,10 @@ final class ServingDataset extends AbstractBehavior<Command> {
     releaseAll();
     dataset.forgetRecord();
     dataset.askMissing(false);
-    FailedDataset failed = new FailedDataset(dataset, spec, why);
+    FailedDataset failed = new FailedDataset(dataset, spec, why, secondsToReady, refresh);
     failed.refuse(waitingForReady);
     failed.refuse(waitingForRefresh);
-    waitingForSpecs.forEach(FailedDataset::notWanted);
+    waitingForSpecs.forEach(DatasetEntity::notWanted);
     return failed;
   }
 
@@ -549,7 +540,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
       pruneRetained();
       writeRecord();
     }
-    return this;
+    return settled();
   }
 
   private Behavior<Command> onUnhold(DatasetEntity.Unhold unhold) {
@@ -557,7 +548,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
       pruneRetained();
       writeRecord();
     }
-    return this;
+    return settled();
   }
 
   /** Retires the kept versions no job holds any more. */
@@ -641,7 +632,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
     LoadReply dropped = DatasetEntity.dropped(dataset.name());
     waitingForReady.forEach(waiter -> waiter.tell(dropped));
     waitingForRefresh.forEach(waiter -> waiter.tell(dropped));
-    waitingForSpecs.forEach(FailedDataset::notWanted);
+    waitingForSpecs.forEach(DatasetEntity::notWanted);
     DatasetEntity.LOG.info("Dataset '{}' dropped", dataset.name());
     drop.replyTo().tell(last);
     dataset.leave();

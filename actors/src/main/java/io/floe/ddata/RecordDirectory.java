@@ -34,14 +34,23 @@ public final class RecordDirectory<V> {
     C of(V record, boolean failed, boolean local);
   }
 
+  /** How far a write got. */
+  public enum Written {
+    /** A majority of the nodes has the change: it survives the loss of any minority. */
+    MAJORITY,
+    /**
+     * Not confirmed by a majority in time: this node's replica has it and gossip spreads it, but
+     * losing this node now could lose it.
+     */
+    THIS_NODE,
+    /** Not applied: the change failed, or the durable store refused it. */
+    FAILED
+  }
+
   /** Turns a write's outcome into the entity's message. */
   @FunctionalInterface
   public interface WriteOutcome<C> {
-    /**
-     * @param majority a majority of the nodes has the change (else the write timed out: this node's
-     *     replica has it and gossip spreads it, but a node loss now could lose it)
-     */
-    C of(boolean majority);
+    C of(Written written);
   }
 
   private final Key<LWWMap<String, V>> key;
@@ -113,7 +122,13 @@ public final class RecordDirectory<V> {
         askReplyTo ->
             new Replicator.Update<>(
                 key, LWWMap.create(), new Replicator.WriteMajority(timeout), askReplyTo, change),
-        response -> outcome.of(response instanceof Replicator.UpdateSuccess));
+        response ->
+            outcome.of(
+                response instanceof Replicator.UpdateSuccess
+                    ? Written.MAJORITY
+                    : response instanceof Replicator.UpdateTimeout
+                        ? Written.THIS_NODE
+                        : Written.FAILED));
   }
 
   /** Every record, by id, as a majority of the nodes knows them (for listings outside entities). */

@@ -66,7 +66,7 @@ class TicketAuthenticationTest {
       TicketSigner past =
           new TicketSigner(
               TestNodes.TICKET_SECRET.getBytes(StandardCharsets.UTF_8),
-              TicketSigner.TTL_DEFAULT,
+              Duration.ofHours(6),
               Clock.fixed(Instant.now().minus(Duration.ofHours(7)), ZoneOffset.UTC));
       assertUnauthenticated(raw, past.sign(planned), "expired");
 

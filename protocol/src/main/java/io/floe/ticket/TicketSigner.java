@@ -23,7 +23,6 @@ import org.apache.arrow.flight.Ticket;
  * nodes serve.
  */
 public final class TicketSigner {
-  public static final Duration TTL_DEFAULT = Duration.ofHours(6);
   private static final String ALGORITHM = "HmacSHA256";
   private static final int MIN_SECRET_BYTES = 16;
 

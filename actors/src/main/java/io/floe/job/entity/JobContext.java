@@ -30,6 +30,7 @@ final class JobContext {
   private final ReplicatorMessageAdapter<Command, LWWMap<String, JobRecord>> replicator;
   private final SelfUniqueAddress node;
   private final LiveJobs live;
+  private long registrations;
 
   JobContext(
       ActorContext<Command> actor,
@@ -83,13 +84,18 @@ final class JobContext {
         node,
         jobId,
         held -> record.mergedWith(held),
-        majority -> new JobEntity.RecordWritten(majority, replies));
+        written -> new JobEntity.RecordWritten(written, replies));
   }
 
   /** Removes the record, so the job does not come back. */
   void forgetRecord() {
     JobEntity.DIRECTORY.remove(
-        replicator, node, jobId, majority -> new JobEntity.RecordWritten(majority, List.of()));
+        replicator, node, jobId, written -> new JobEntity.RecordWritten(written, List.of()));
+  }
+
+  /** A number for a new registration of this job id, unique in this incarnation. */
+  long nextRegistration() {
+    return ++registrations;
   }
 
   Failure unknown() {

@@ -95,10 +95,12 @@ public final class JobEntity {
   record Flush() implements Command {}
 
   /** The dataset's newest layout, for the first request of {@code epoch}. */
-  record NewestLayout(long epoch, DatasetEntity.LayoutReply reply, Throwable failure)
+  record NewestLayout(
+      long registration, long epoch, DatasetEntity.LayoutReply reply, Throwable failure)
       implements Command {}
 
-  record RecordWritten(boolean ok, List<Runnable> replies) implements Command {}
+  record RecordWritten(RecordDirectory.Written written, List<Runnable> replies)
+      implements Command {}
 
   /** A job's status, or why the request failed. */
   public sealed interface JobReply extends CborSerializable {

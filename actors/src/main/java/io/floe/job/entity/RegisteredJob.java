@@ -3,6 +3,7 @@ package io.floe.job.entity;
 import io.floe.dataset.DatasetEntity;
 import io.floe.dataset.DatasetLayout;
 import io.floe.dataset.Failure;
+import io.floe.ddata.RecordDirectory;
 import io.floe.job.EpochLeases;
 import io.floe.job.EpochProgress;
 import io.floe.job.EpochShape;
@@ -33,7 +34,7 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
  */
 final class RegisteredJob extends AbstractBehavior<Command> {
   /** Dynamic epochs kept per job; older ones are forgotten. */
-  static final int EPOCHS_KEPT = JobRecord.EPOCHS_KEPT;
+  private static final int EPOCHS_KEPT = JobRecord.EPOCHS_KEPT;
 
   /** Workers whose last granted lease is remembered, to answer a request asked twice. */
   private static final int GRANTS_KEPT = 4_096;
@@ -84,11 +85,16 @@ final class RegisteredJob extends AbstractBehavior<Command> {
   /** Acknowledgement replies waiting for the record that holds them to reach a majority. */
   private List<Runnable> unwritten = new ArrayList<>();
 
-  private boolean writing;
+  /** The replies of the write in flight, sent once a majority has it; null when none is. */
+  private List<Runnable> writing;
+
+  /** Tells this registration's layout answers from those of an earlier one of the same id. */
+  private final long registration;
 
   private RegisteredJob(JobContext job, JobSpec spec, PinnedLayout layout) {
     super(job.actor());
     this.job = job;
+    this.registration = job.nextRegistration();
     this.jobId = job.jobId();
     this.spec = spec;
     this.layout = layout;
@@ -208,12 +214,15 @@ final class RegisteredJob extends AbstractBehavior<Command> {
               job.dataset(spec.dataset()),
               BIND_TIMEOUT,
               replyTo -> new DatasetEntity.GetLayout(null, replyTo),
-              (reply, failure) -> new JobEntity.NewestLayout(epoch, reply, failure));
+              (reply, failure) -> new JobEntity.NewestLayout(registration, epoch, reply, failure));
     }
     return this;
   }
 
   private Behavior<Command> onNewestLayout(JobEntity.NewestLayout newest) {
+    if (newest.registration() != registration) {
+      return this; // asked before the job was dropped and registered again
+    }
     binding = -1;
     PinnedLayout found = null;
     if (newest.reply() instanceof DatasetEntity.LayoutReply.Found served) {
@@ -278,13 +287,19 @@ final class RegisteredJob extends AbstractBehavior<Command> {
     JobReply last = new JobReply.Found(status(null));
     job.dataset(spec.dataset()).tell(new DatasetEntity.Unhold(jobId));
     job.live().stopped(jobId);
+    // Acknowledgements counted but not yet on a majority are answered now: the job they count
+    // for is gone, and the entity may stop before the write comes back.
+    if (writing != null) {
+      writing.forEach(Runnable::run);
+    }
     unwritten.forEach(Runnable::run);
     job.timers().cancel(FLUSH_TIMER);
     job.forgetRecord();
     drop.replyTo().tell(last);
     LOG.info("Job '{}' dropped", jobId);
     job.leave();
-    return new UnregisteredJob(job);
+    // Requests that waited for an epoch's layout are refused now, as for any unknown job.
+    return job.stash().unstashAll(new UnregisteredJob(job));
   }
 
   private Behavior<Command> onLease(JobEntity.Lease lease) {
@@ -349,7 +364,8 @@ final class RegisteredJob extends AbstractBehavior<Command> {
                   String.format(
                       "Job '%s' issued no lease '%s' in epoch %d",
                       jobId, ack.lease(), ack.epoch())));
-    } else if (outcome == EpochLeases.AckOutcome.DUPLICATE && (writing || !unwritten.isEmpty())) {
+    } else if (outcome == EpochLeases.AckOutcome.DUPLICATE
+        && (writing != null || !unwritten.isEmpty())) {
       // An ack asked again (its first answer was lost or late) may find its batch counted but
       // not yet on a majority: "duplicate" promises it is kept, so it waits for the next write.
       awaitWrite(() -> ack.replyTo().tell(new AckReply.Answered(AckReply.Outcome.DUPLICATE)));
@@ -399,7 +415,7 @@ final class RegisteredJob extends AbstractBehavior<Command> {
   }
 
   private Behavior<Command> onFlush() {
-    if (!unwritten.isEmpty() && !writing) {
+    if (!unwritten.isEmpty() && writing == null) {
       List<Runnable> replies = unwritten;
       unwritten = new ArrayList<>();
       write(replies);
@@ -416,18 +432,23 @@ final class RegisteredJob extends AbstractBehavior<Command> {
     List<JobRecord.EpochLayout> layouts = new ArrayList<>();
     epochLayouts.forEach((from, at) -> layouts.add(new JobRecord.EpochLayout(from, at)));
     JobRecord record = new JobRecord(spec, layout, acks, layouts, boundThrough);
-    writing = true;
+    writing = replies;
     job.writeRecord(record, replies);
   }
 
   private Behavior<Command> onWritten(JobEntity.RecordWritten written) {
-    writing = false;
-    if (written.ok()) {
+    writing = null;
+    if (written.written() == RecordDirectory.Written.MAJORITY) {
       written.replies().forEach(Runnable::run);
     } else {
       // Not on a majority (members joining or leaving): answer nothing yet and write again at the
       // next flush; a worker whose ack times out asks again and is answered then.
-      LOG.warn("Job '{}': its record did not reach a majority in time; writing again", jobId);
+      LOG.warn(
+          "Job '{}': its record {}; writing again",
+          jobId,
+          written.written() == RecordDirectory.Written.THIS_NODE
+              ? "did not reach a majority in time"
+              : "change was not applied (the replicator or its durable store refused it)");
       List<Runnable> retry = new ArrayList<>(written.replies());
       retry.addAll(unwritten);
       unwritten = retry;

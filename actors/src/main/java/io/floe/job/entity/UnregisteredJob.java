@@ -50,16 +50,9 @@ final class UnregisteredJob extends AbstractBehavior<Command> {
               ack.replyTo().tell(new AckReply.Refused(job.unknown()));
               return this;
             })
-        // Requests that waited for a layout when the job was dropped: refused now.
-        .onMessage(JobEntity.NewestLayout.class, newest -> job.stash().unstashAll(this))
-        .onMessage(
-            JobEntity.RecordWritten.class,
-            written -> {
-              // Acknowledgements written just before the drop: their batches were counted.
-              written.replies().forEach(Runnable::run);
-              return this;
-            })
         .onMessage(JobEntity.Stop.class, stop -> Behaviors.stopped())
+        // The layout and record answers of a dropped registration (its waiting requests and
+        // acknowledgements were answered when it was dropped).
         .onMessage(Command.class, ignored -> this)
         .onSignal(PostStop.class, stopped -> this)
         .build();

@@ -43,6 +43,7 @@ class JobEntityTest {
   private static final PinnedLayout PINNED =
       new PinnedLayout(LAYOUT.snapshotId(), LAYOUT.fingerprint(), LAYOUT.rows());
 
+  private static final String SILENT = "silent";
   private static ActorTestKit kit;
 
   @BeforeAll
@@ -58,7 +59,11 @@ class JobEntityTest {
                         .onMessage(
                             DatasetEntity.GetLayout.class,
                             get -> {
-                              get.replyTo().tell(new DatasetEntity.LayoutReply.Found(LAYOUT, null));
+                              // A dataset that never answers: its node is gone, say.
+                              if (!ctx.getEntityId().equals(SILENT)) {
+                                get.replyTo()
+                                    .tell(new DatasetEntity.LayoutReply.Found(LAYOUT, null));
+                              }
                               return Behaviors.same();
                             })
                         .onAnyMessage(other -> Behaviors.same())
@@ -159,6 +164,39 @@ class JobEntityTest {
     assertThat(status.batchesPerEpoch()).isEqualTo(10);
     assertThat(status.rowsAcknowledged()).isZero();
     assertThat(lease("again", 0, "r-3")).isInstanceOf(JobEntity.LeaseReply.Leased.class);
+  }
+
+  @Test
+  void dropAnswersTheRequestsWaitingForAnEpochsLayout() {
+    JobSpec onSilent =
+        new JobSpec(
+            "waiting",
+            SILENT,
+            3,
+            true,
+            JobMode.DYNAMIC,
+            List.of(),
+            100,
+            TailPolicy.DROP,
+            100,
+            4,
+            60_000,
+            false);
+    register(onSilent);
+    // Epoch 0 begins on the dataset's newest layout, which the silent dataset never gives.
+    TestProbe<JobEntity.LeaseReply> waiting = kit.createTestProbe();
+    job("waiting").tell(new JobEntity.Lease(0, "w-1", "r-1", waiting.ref()));
+    waiting.expectNoMessage(Duration.ofMillis(300));
+
+    TestProbe<JobEntity.JobReply> dropped = kit.createTestProbe();
+    job("waiting").tell(new JobEntity.DropJob(dropped.ref()));
+    assertThat(dropped.receiveMessage(Duration.ofSeconds(5)))
+        .isInstanceOf(JobEntity.JobReply.Found.class);
+    // Refused at once, well before the 10 s the layout ask would take to time out.
+    JobEntity.LeaseReply refused = waiting.receiveMessage(Duration.ofSeconds(3));
+    assertThat(refused).isInstanceOf(JobEntity.LeaseReply.Refused.class);
+    assertThat(((JobEntity.LeaseReply.Refused) refused).failure().kind())
+        .isEqualTo(FailureKind.JOB_NOT_FOUND);
   }
 
   @Test
