@@ -8,10 +8,10 @@ import io.floe.protocol.Json;
 import io.floe.spec.TableSource;
 
 /** The JSON form of a dataset's status, as {@code load}, {@code status}, {@code drop} answer it. */
-public final class StatusJson {
+final class StatusJson {
   private StatusJson() {}
 
-  public static ObjectNode of(DatasetStatus status) {
+  static ObjectNode of(DatasetStatus status) {
     ObjectNode node = Json.object();
     node.put("name", status.name());
     node.put("state", status.state().name());

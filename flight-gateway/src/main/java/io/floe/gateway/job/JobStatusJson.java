@@ -8,10 +8,10 @@ import io.floe.job.JobStatus;
 import io.floe.protocol.JobRequest;
 
 /** A job's status in its wire form (see docs/protocol.md, "Training jobs"). */
-public final class JobStatusJson {
+final class JobStatusJson {
   private JobStatusJson() {}
 
-  public static ObjectNode of(JobStatus status) {
+  static ObjectNode of(JobStatus status) {
     ObjectNode node = JobRequest.toJson(status.spec());
     node.put("epoch", status.epoch());
     node.put("rows", status.layout().rows());
