@@ -8,6 +8,7 @@ Nothing is built here: the Java build must have run at the repository root first
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -46,10 +47,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+_FLOE_JAR = re.compile(r"/(target/floe-[a-z-]+|io/floe/[a-z-]+/[^/]+/floe-[a-z-]+)-[^/]*\.jar$")
+
+
 @pytest.fixture(scope="session")
 def classpath() -> str:
     runtime = ROOT / "tools" / "target" / "runtime-classpath.txt"
-    modules = [ROOT / m / "target" / "classes" for m in ("tools", "cluster", "flight-gateway", "actors", "loader", "client", "protocol", "core")]
+    modules = [ROOT / m / "target" / "classes" for m in ("tools", "cluster", "flight-gateway", "actors", "loader", "initializer", "client", "protocol", "core")]
     missing = [str(p) for p in [runtime, *modules] if not p.exists()]
     if missing:
         pytest.fail(
@@ -57,7 +61,10 @@ def classpath() -> str:
             + ", ".join(missing)
             + ": run `mvn -B -q -DskipTests package` at the repository root first"
         )
-    return ":".join([*(str(m) for m in modules), runtime.read_text().strip()])
+    # Floe's own classes come from target/classes; their jars in the runtime classpath would put
+    # every resource (logback.xml) on the classpath twice.
+    dependencies = [e for e in runtime.read_text().strip().split(":") if not _FLOE_JAR.search(e)]
+    return ":".join([*(str(m) for m in modules), *dependencies])
 
 
 class Node:

@@ -24,6 +24,19 @@ import picocli.CommandLine.Option;
           + " FLOE_STATE_DIR, FLOE_LOG_FORMAT."
     })
 public final class Main implements Callable<Integer> {
+  /** The values of FLOE_LOG_FORMAT, each a logback fragment floe-log-VALUE.xml in this module. */
+  private static final java.util.List<String> LOG_FORMATS = java.util.List.of("plain", "json");
+
+  private final java.util.Map<String, String> environment;
+
+  public Main() {
+    this(System.getenv());
+  }
+
+  Main(java.util.Map<String, String> environment) {
+    this.environment = environment;
+  }
+
   @Option(
       names = "--config",
       paramLabel = "FILE",
@@ -36,6 +49,13 @@ public final class Main implements Callable<Integer> {
 
   @Override
   public Integer call() {
+    // Checked before anything logs: logback would otherwise start with no appender, silently.
+    String format = environment.get("FLOE_LOG_FORMAT");
+    if (format != null && !format.isEmpty() && !LOG_FORMATS.contains(format)) {
+      throw new CommandLine.ParameterException(
+          spec.commandLine(),
+          "Invalid FLOE_LOG_FORMAT '" + format + "': one of " + String.join(", ", LOG_FORMATS));
+    }
     // gRPC logs through java.util.logging; send it to logback with the rest.
     org.slf4j.bridge.SLF4JBridgeHandler.removeHandlersForRootLogger();
     org.slf4j.bridge.SLF4JBridgeHandler.install();

@@ -14,9 +14,13 @@ class MainTest {
   private record Run(int exitCode, String out, String err) {}
 
   private static Run run(String... args) {
+    return run(java.util.Map.of(), args);
+  }
+
+  private static Run run(java.util.Map<String, String> environment, String... args) {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
-    CommandLine command = new CommandLine(new Main());
+    CommandLine command = new CommandLine(new Main(environment));
     command.setOut(new PrintWriter(out));
     command.setErr(new PrintWriter(err));
     int code = command.execute(args);
@@ -50,5 +54,12 @@ class MainTest {
     Run run = run("--config", "/nonexistent/floe.conf");
     assertThat(run.exitCode()).isEqualTo(2);
     assertThat(run.err()).contains("No settings file at /nonexistent/floe.conf");
+  }
+
+  @Test
+  void anUnknownLogFormatIsRefusedBeforeTheNodeStarts() {
+    Run run = run(java.util.Map.of("FLOE_LOG_FORMAT", "JSON"));
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.err()).contains("Invalid FLOE_LOG_FORMAT 'JSON': one of plain, json");
   }
 }

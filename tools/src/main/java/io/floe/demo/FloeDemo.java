@@ -47,6 +47,12 @@ public final class FloeDemo {
         table.rowCount(),
         table.metadataLocation(),
         seconds(writeStart));
+    if (!table.created() && table.rowCount() != options.rows()) {
+      // An earlier run (or benchmark) wrote it with another size; it is reused as it is.
+      System.out.printf(
+          "  (not the %,d rows asked for: remove %s to write it again)%n",
+          options.rows(), options.tableDir());
+    }
 
     boolean ok =
         options.nodes() > 0 ? runOnLocalCluster(table, options) : runInProcess(table, options);
