@@ -114,6 +114,13 @@ def test_a_memory_value_that_cannot_work_is_refused_by_name(helm, memory, messag
     assert memory in str(refused.value)
 
 
+def test_the_log_format_is_a_value_and_an_unknown_one_is_refused_by_name(helm):
+    assert one(render(helm), "ConfigMap")["data"]["FLOE_LOG_FORMAT"] == "json"
+    assert one(render(helm, config__logFormat="plain"), "ConfigMap")["data"]["FLOE_LOG_FORMAT"] == "plain"
+    with pytest.raises(RenderError, match='config.logFormat must be json or plain: "xml"'):
+        render(helm, config__logFormat="xml")
+
+
 def test_names_follow_the_release_and_discovery_finds_the_pods(helm):
     docs = render(helm, release="prod", namespace="ml")
     statefulset = one(docs, "StatefulSet", "prod-floe")
