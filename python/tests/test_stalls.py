@@ -53,7 +53,10 @@ def test_a_stalled_reader_lets_go_of_a_dropped_dataset(tight_node, sample_table)
     with FloeClient(node.address, timeout=120) as client:
         assert client.load("first", str(sample_table))["state"] == "READY"
         info = client.plan("first")
-        flight = fl.connect(node.address)
+        # Without BDP probing the reader's HTTP/2 window stays at 64 KiB, so the transport cannot
+        # take in most of the stream on the reader's behalf (with it, windows grow to megabytes and
+        # a stream of this table could fit in them before the reader stops).
+        flight = fl.connect(node.address, generic_options=[("grpc.http2.bdp_probe", 0)])
         try:
             stalled = flight.do_get(info.endpoints[0].ticket)
             stalled.read_chunk()  # one batch, then nothing: the reader stops reading
