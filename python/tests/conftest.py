@@ -8,7 +8,6 @@ Nothing is built here: the Java build must have run at the repository root first
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import signal
 import socket
@@ -47,9 +46,6 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-_FLOE_JAR = re.compile(r"/(target/floe-[a-z-]+|io/floe/[a-z-]+/[^/]+/floe-[a-z-]+)-[^/]*\.jar$")
-
-
 @pytest.fixture(scope="session")
 def classpath() -> str:
     runtime = ROOT / "tools" / "target" / "runtime-classpath.txt"
@@ -61,10 +57,9 @@ def classpath() -> str:
             + ", ".join(missing)
             + ": run `mvn -B -q -DskipTests package` at the repository root first"
         )
-    # Floe's own classes come from target/classes; their jars in the runtime classpath would put
-    # every resource (logback.xml) on the classpath twice.
-    dependencies = [e for e in runtime.read_text().strip().split(":") if not _FLOE_JAR.search(e)]
-    return ":".join([*(str(m) for m in modules), *dependencies])
+    # Floe's own classes come from target/classes; the runtime classpath holds the rest
+    # (tools/pom.xml leaves Floe's jars out of it).
+    return ":".join([*(str(m) for m in modules), runtime.read_text().strip()])
 
 
 class Node:
