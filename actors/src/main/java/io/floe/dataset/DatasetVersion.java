@@ -23,6 +23,9 @@ final class DatasetVersion {
   private int presentCount;
   private int dispatched;
 
+  /** The layout's fingerprint, once every slice answered; null until then. */
+  private String fingerprint;
+
   DatasetVersion(ScanPlan plan) {
     this.plan = plan;
     List<SliceSpec> slices = plan.slices();
@@ -74,6 +77,8 @@ final class DatasetVersion {
     }
     if (known[at] == null) {
       knownCount++;
+    } else if (known[at].rows() != loaded.rows()) {
+      fingerprint = null; // not expected (a slice id names its content), but never stale
     }
     known[at] = loaded;
     if (!present[at]) {
@@ -160,6 +165,17 @@ final class DatasetVersion {
       }
     }
     return bytes;
+  }
+
+  /**
+   * The fingerprint of this version's layout once every slice answered, else null. Computed once:
+   * it hashes the schema and every slice's row count, and jobs ask for it with each plan.
+   */
+  String fingerprint(String name, String rowFilter) {
+    if (fingerprint == null && allKnown()) {
+      fingerprint = layout(name, rowFilter).fingerprint();
+    }
+    return fingerprint;
   }
 
   /** The layout readers plan with; only once every slice answered once. */

@@ -578,7 +578,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
 
   /** A version's layout fingerprint, once every slice answered; else null. */
   private String fingerprint(DatasetVersion version) {
-    return version.allKnown() ? version.layout(dataset.name(), spec.filter()).fingerprint() : null;
+    return version.fingerprint(dataset.name(), spec.filter());
   }
 
   private void writeRecord() {
