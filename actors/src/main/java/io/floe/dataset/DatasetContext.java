@@ -158,6 +158,26 @@ final class DatasetContext {
     return Behaviors.same();
   }
 
+  /**
+   * Drops the dataset, whatever stage it was in (its slices already released): forgets its record,
+   * tells the loads and refreshes still waiting that it was dropped and the slices asking for their
+   * spec that they are not wanted, answers the drop with the status it had, and leaves its shard.
+   */
+  Behavior<Command> drop(
+      DatasetEntity.Drop drop,
+      DatasetStatus last,
+      List<List<ActorRef<DatasetEntity.LoadReply>>> waiting,
+      List<DatasetEntity.GetSliceSpec> asking) {
+    forgetRecord();
+    DatasetEntity.LoadReply dropped = DatasetEntity.dropped(name);
+    waiting.forEach(waiters -> waiters.forEach(waiter -> waiter.tell(dropped)));
+    asking.forEach(DatasetEntity::notWanted);
+    DatasetEntity.LOG.info("Dataset '{}' dropped ({})", name, last.state());
+    drop.replyTo().tell(last);
+    leave();
+    return new AbsentDataset(this);
+  }
+
   /** Removes the record, so the entity does not recover after a move. */
   void forgetRecord() {
     DatasetEntity.DIRECTORY.remove(replicator, node, name, DatasetEntity.RecordWritten::new);

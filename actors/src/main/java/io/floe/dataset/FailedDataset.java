@@ -72,11 +72,8 @@ final class FailedDataset extends AbstractBehavior<Command> {
   }
 
   private Behavior<Command> onDrop(DatasetEntity.Drop drop) {
-    dataset.forgetRecord(); // removed when it failed; again, in case that change was lost
-    drop.replyTo().tell(status());
-    DatasetEntity.LOG.info("Dataset '{}' dropped", dataset.name());
-    dataset.leave();
-    return new AbsentDataset(dataset);
+    // Its record was removed when it failed; removed again, in case that change was lost.
+    return dataset.drop(drop, status(), List.of(), List.of());
   }
 
   /** Tells loads that waited for this outcome why the dataset failed. */

@@ -174,16 +174,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
   }
 
   private Behavior<Command> onDrop(DatasetEntity.Drop drop) {
-    DatasetStatus last = status();
-    dataset.forgetRecord();
-    LoadReply dropped = DatasetEntity.dropped(dataset.name());
-    waitingForPlan.forEach(waiter -> waiter.tell(dropped));
-    waitingForReady.forEach(waiter -> waiter.tell(dropped));
-    waitingForSpecs.forEach(DatasetEntity::notWanted);
-    DatasetEntity.LOG.info("Dataset '{}' dropped while planning", dataset.name());
-    drop.replyTo().tell(last);
-    dataset.leave();
-    return new AbsentDataset(dataset);
+    return dataset.drop(drop, status(), List.of(waitingForPlan, waitingForReady), waitingForSpecs);
   }
 
   private DatasetStatus status() {

@@ -628,15 +628,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
   private Behavior<Command> onDrop(DatasetEntity.Drop drop) {
     DatasetStatus last = status();
     releaseAll();
-    dataset.forgetRecord();
-    LoadReply dropped = DatasetEntity.dropped(dataset.name());
-    waitingForReady.forEach(waiter -> waiter.tell(dropped));
-    waitingForRefresh.forEach(waiter -> waiter.tell(dropped));
-    waitingForSpecs.forEach(DatasetEntity::notWanted);
-    DatasetEntity.LOG.info("Dataset '{}' dropped", dataset.name());
-    drop.replyTo().tell(last);
-    dataset.leave();
-    return new AbsentDataset(dataset);
+    return dataset.drop(drop, last, List.of(waitingForReady, waitingForRefresh), waitingForSpecs);
   }
 
   DatasetStatus status() {
