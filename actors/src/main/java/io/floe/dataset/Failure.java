@@ -2,17 +2,38 @@ package io.floe.dataset;
 
 import io.floe.serialization.CborSerializable;
 import io.floe.table.FailureKind;
+import org.slf4j.Logger;
 
 /** A load failure as it travels to clients: its kind and a message naming what was wrong. */
 public record Failure(FailureKind kind, String message) implements CborSerializable {
   public static Failure of(Throwable error) {
+    Throwable root = unwrapped(error);
+    String message = root.getMessage() == null ? root.getClass().getName() : root.getMessage();
+    return new Failure(FailureKind.of(root), message);
+  }
+
+  /**
+   * {@link #of} for a failure of {@code what} (a slice, a plan), logged where it happened: the
+   * caller's and the store's failures as one line, a failure of the node's own (INTERNAL) with its
+   * stack trace, since only that says where Floe went wrong.
+   */
+  public static Failure logged(Logger log, String what, Throwable error) {
+    Failure failure = of(error);
+    if (failure.kind() == FailureKind.INTERNAL) {
+      log.error("{} failed inside the node (INTERNAL)", what, unwrapped(error));
+    } else {
+      log.warn("{} failed ({}): {}", what, failure.kind(), failure.message());
+    }
+    return failure;
+  }
+
+  private static Throwable unwrapped(Throwable error) {
     Throwable root = error;
     while ((root instanceof java.util.concurrent.CompletionException
             || root instanceof java.util.concurrent.ExecutionException)
         && root.getCause() != null) {
       root = root.getCause();
     }
-    String message = root.getMessage() == null ? root.getClass().getName() : root.getMessage();
-    return new Failure(FailureKind.of(root), message);
+    return root;
   }
 }

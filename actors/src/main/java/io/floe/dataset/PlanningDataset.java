@@ -136,7 +136,15 @@ final class PlanningDataset extends AbstractBehavior<Command> {
     }
     if (planned.failure() != null) {
       FailedDataset failed =
-          new FailedDataset(dataset, spec, Failure.of(planned.failure()), null, null);
+          new FailedDataset(
+              dataset,
+              spec,
+              Failure.logged(
+                  DatasetEntity.LOG,
+                  "Planning dataset '" + dataset.name() + "'",
+                  planned.failure()),
+              null,
+              null);
       dataset.forgetRecord();
       failed.refuse(waitingForPlan);
       failed.refuse(waitingForReady);

@@ -235,9 +235,9 @@ final class ServingDataset extends AbstractBehavior<Command> {
     }
     long from = current.snapshotId();
     if (planned.failure() != null) {
-      Failure why = Failure.of(planned.failure());
-      DatasetEntity.LOG.warn(
-          "Dataset '{}': refresh failed ({}): {}", dataset.name(), why.kind(), why.message());
+      Failure why =
+          Failure.logged(
+              DatasetEntity.LOG, "Refreshing dataset '" + dataset.name() + "'", planned.failure());
       finishRefresh(new RefreshReport(RefreshReport.FAILED, from, null, 0, 0, 0, seconds(), why));
       return this;
     }
@@ -451,7 +451,12 @@ final class ServingDataset extends AbstractBehavior<Command> {
       Failure why =
           new Failure(
               failed.failure().kind(),
-              "slice " + failed.sliceId() + ": " + failed.failure().message());
+              "slice '"
+                  + failed.sliceId()
+                  + "' of dataset '"
+                  + dataset.name()
+                  + "': "
+                  + failed.failure().message());
       if (current.contains(sliceId)) {
         return fail(why);
       }

@@ -191,8 +191,8 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
       return this;
     }
     if (completed.failure() != null) {
-      Failure failure = Failure.of(completed.failure());
-      getContext().getLog().warn("Slice {} failed to load: {}", sliceId, failure.message());
+      Failure failure =
+          Failure.logged(getContext().getLog(), "Slice " + sliceId, completed.failure());
       hosting.loadListener().failed(cause, sinceLoadStarted());
       result = new LoadFailed(sliceId, failure);
     } else {

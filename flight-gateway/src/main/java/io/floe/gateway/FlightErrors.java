@@ -1,12 +1,10 @@
 package io.floe.gateway;
 
-import io.floe.arrow.UnsupportedColumnException;
 import io.floe.dataset.DatasetStatus;
 import io.floe.dataset.Failure;
-import io.floe.filter.InvalidFilterException;
-import io.floe.filter.RowFilterSyntaxException;
 import io.floe.protocol.ErrorCode;
 import io.floe.protocol.InvalidRequestException;
+import io.floe.spec.InvalidSpecException;
 import io.floe.table.FailureKind;
 import io.floe.table.StorageFailure;
 import io.grpc.StatusRuntimeException;
@@ -91,8 +89,9 @@ public final class FlightErrors {
   /**
    * Any exception from handling a request, as the Flight error the client should see. Errors made
    * by {@link #error} pass unchanged; the caller's mistakes ({@link InvalidRequestException} and
-   * the filter and column errors) are INVALID_REQUEST; storage and memory failures get their codes;
-   * everything else is the node's failure, INTERNAL, and is logged.
+   * {@link InvalidSpecException}: filters, columns, snapshots) are INVALID_REQUEST; storage and
+   * memory failures get their codes; everything else is the node's failure, INTERNAL, and is
+   * logged.
    */
   public static RuntimeException wrap(Throwable error) {
     Throwable cause = error;
@@ -112,10 +111,7 @@ public final class FlightErrors {
           "The cluster did not answer in time: " + cause.getMessage(),
           cause);
     }
-    if (cause instanceof InvalidRequestException
-        || cause instanceof InvalidFilterException
-        || cause instanceof RowFilterSyntaxException
-        || cause instanceof UnsupportedColumnException) {
+    if (cause instanceof InvalidRequestException || cause instanceof InvalidSpecException) {
       return error(ErrorCode.INVALID_REQUEST, cause.getMessage(), cause);
     }
     if (cause instanceof StorageFailure

@@ -1,7 +1,9 @@
 package io.floe.arrow;
 
+import io.floe.spec.InvalidSpecException;
+
 /** A column whose Iceberg type Floe cannot hold in Arrow; the message names the column and type. */
-public final class UnsupportedColumnException extends IllegalArgumentException {
+public final class UnsupportedColumnException extends InvalidSpecException {
   public UnsupportedColumnException(String columnPath, String typeName) {
     super(
         String.format(

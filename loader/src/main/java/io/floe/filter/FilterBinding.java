@@ -5,7 +5,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.expressions.And;
+import org.apache.iceberg.expressions.Binder;
 import org.apache.iceberg.expressions.Expression;
 import org.apache.iceberg.expressions.Expression.Operation;
 import org.apache.iceberg.expressions.Expressions;
@@ -48,6 +50,21 @@ public final class FilterBinding {
    */
   public static Expression bind(Expression filter, Schema schema, String filterText) {
     return new FilterBinding(schema, filterText).rewrite(filter, false);
+  }
+
+  /**
+   * The typed filter bound to {@code schema}'s field ids, as slices evaluate it.
+   *
+   * @throws InvalidFilterException when Iceberg cannot bind it (a transform term from an Iceberg
+   *     JSON expression that does not fit its column)
+   */
+  public static Expression bound(Expression typed, Schema schema, String filterText) {
+    try {
+      return Binder.bind(schema.asStruct(), typed, true);
+    } catch (ValidationException e) {
+      throw new InvalidFilterException(
+          String.format("Invalid filter \"%s\": %s", filterText, e.getMessage()));
+    }
   }
 
   /**
@@ -117,6 +134,14 @@ public final class FilterBinding {
               "Invalid filter \"%s\": unknown column '%s'; the table has: %s",
               filterText, column, columnNames()));
     }
+    String container = container(field);
+    if (container != null) {
+      throw new InvalidFilterException(
+          String.format(
+              "Invalid filter \"%s\": column '%s' is inside %s; filters apply to top-level"
+                  + " columns and the fields of structs",
+              filterText, column, container));
+    }
     Type type = field.type();
     Operation op = predicate.op();
     switch (op) {
@@ -162,6 +187,21 @@ public final class FilterBinding {
                 "Invalid filter \"%s\": unsupported operation %s on column '%s'",
                 filterText, op, column));
     }
+  }
+
+  /**
+   * The list or map that {@code field} sits in (as "list 'a.b'"), or null: Iceberg binds filters to
+   * fields reached through structs only, one value per row.
+   */
+  private String container(Types.NestedField field) {
+    Map<Integer, Integer> parents = TypeUtil.indexParents(schema.asStruct());
+    for (Integer id = parents.get(field.fieldId()); id != null; id = parents.get(id)) {
+      Type parent = schema.findType(id);
+      if (parent.isListType() || parent.isMapType()) {
+        return (parent.isListType() ? "list '" : "map '") + schema.findColumnName(id) + "'";
+      }
+    }
+    return null;
   }
 
   private ColumnLiterals literals(String column, Type type) {

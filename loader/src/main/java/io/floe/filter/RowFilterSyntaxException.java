@@ -1,12 +1,14 @@
 package io.floe.filter;
 
+import io.floe.spec.InvalidSpecException;
+
 /**
  * A row filter that does not follow the documented syntax (see {@code docs/filter-syntax.md}).
  *
  * <p>The message names the 1-based character position, what was wrong there and what the parser
  * expected instead, and quotes the whole filter so that it can be shown to the user as is.
  */
-public final class RowFilterSyntaxException extends IllegalArgumentException {
+public final class RowFilterSyntaxException extends InvalidSpecException {
   private static final long serialVersionUID = 1L;
 
   private final String filter;

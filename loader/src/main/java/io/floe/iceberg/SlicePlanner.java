@@ -4,6 +4,7 @@ import io.floe.arrow.ArrowSchemas;
 import io.floe.filter.FilterBinding;
 import io.floe.filter.RowFilters;
 import io.floe.spec.DatasetSpec;
+import io.floe.spec.InvalidSpecException;
 import io.floe.spec.TableSource;
 import io.floe.table.FloeFileIO;
 import io.floe.table.StorageFailure;
@@ -25,7 +26,6 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
 import org.apache.iceberg.TableScan;
-import org.apache.iceberg.expressions.Binder;
 import org.apache.iceberg.expressions.Expression;
 import org.apache.iceberg.expressions.ExpressionParser;
 import org.apache.iceberg.io.CloseableIterable;
@@ -70,7 +70,7 @@ public final class SlicePlanner {
     String arrowSchemaJson = ArrowSchemas.fromIceberg(requested).toJson();
     // Checks the filter's columns and converts its literals to their types, with SQL's meaning.
     Expression filter = FilterBinding.bind(parsed, tableSchema, spec.filter());
-    Expression bound = Binder.bind(tableSchema.asStruct(), filter, true);
+    Expression bound = FilterBinding.bound(filter, tableSchema, spec.filter());
     if (snapshot == null) {
       return new ScanPlan(source, -1, arrowSchemaJson, List.of());
     }
@@ -108,16 +108,24 @@ public final class SlicePlanner {
   private static Snapshot pinSnapshot(Table table, DatasetSpec spec) {
     if (spec.snapshotId() != null) {
       Snapshot snapshot = table.snapshot(spec.snapshotId());
-      Preconditions.checkArgument(
-          snapshot != null,
-          "Table '%s' has no snapshot %s; known snapshots: %s",
-          spec.table(),
-          spec.snapshotId(),
-          knownSnapshots(table));
+      if (snapshot == null) {
+        throw new InvalidSpecException(
+            String.format(
+                "Table '%s' has no snapshot %s; known snapshots: %s",
+                spec.table(), spec.snapshotId(), knownSnapshots(table)));
+      }
       return snapshot;
     }
     if (spec.asOfMillis() != null) {
-      return table.snapshot(SnapshotUtil.snapshotIdAsOfTime(table, spec.asOfMillis()));
+      try {
+        return table.snapshot(SnapshotUtil.snapshotIdAsOfTime(table, spec.asOfMillis()));
+      } catch (IllegalArgumentException e) {
+        throw new InvalidSpecException(
+            String.format(
+                "Table '%s' has no snapshot as of %s: %s",
+                spec.table(), java.time.Instant.ofEpochMilli(spec.asOfMillis()), e.getMessage()),
+            e);
+      }
     }
     return table.currentSnapshot();
   }
@@ -133,12 +141,15 @@ public final class SlicePlanner {
       return tableSchema;
     }
     for (String column : spec.columns()) {
-      Types.NestedField field = tableSchema.findField(column);
-      Preconditions.checkArgument(
-          field != null,
-          "Unknown column '%s'; the table has: %s",
-          column,
-          tableSchema.columns().stream().map(Types.NestedField::name).collect(Collectors.toList()));
+      if (tableSchema.findField(column) == null) {
+        throw new InvalidSpecException(
+            String.format(
+                "Unknown column '%s'; the table has: %s",
+                column,
+                tableSchema.columns().stream()
+                    .map(Types.NestedField::name)
+                    .collect(Collectors.toList())));
+      }
     }
     // select() keeps the table's column order; readers asked for theirs.
     Schema selected = tableSchema.select(spec.columns());
@@ -160,11 +171,12 @@ public final class SlicePlanner {
       for (FileScanTask file : files) {
         FloeFileIO.checkScheme(file.file().location());
         file.deletes().forEach(delete -> FloeFileIO.checkScheme(delete.location()));
-        Preconditions.checkArgument(
-            file.file().format() == FileFormat.PARQUET,
-            "Data file '%s' is %s; Floe reads Parquet data files only",
-            file.file().location(),
-            file.file().format());
+        if (file.file().format() != FileFormat.PARQUET) {
+          throw new InvalidSpecException(
+              String.format(
+                  "Data file '%s' is %s; Floe reads Parquet data files only",
+                  file.file().location(), file.file().format()));
+        }
         List<Long> offsets = file.file().splitOffsets();
         if (offsets == null || offsets.size() <= 1) {
           tasks.add(file);
@@ -174,8 +186,8 @@ public final class SlicePlanner {
         }
       }
     } catch (IOException | RuntimeException e) {
-      if (e instanceof IllegalArgumentException && !(e.getCause() instanceof IOException)) {
-        throw (IllegalArgumentException) e; // this planner's own checks
+      if (e instanceof InvalidSpecException invalid) {
+        throw invalid; // this planner's own checks
       }
       throw StorageFailures.translateReading(e, unreadableManifest(table, snapshot));
     }

@@ -23,7 +23,6 @@ import org.apache.iceberg.mapping.NameMappingParser;
 import org.apache.iceberg.parquet.Parquet;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.TypeUtil;
-import org.apache.iceberg.types.Types;
 import org.apache.iceberg.util.PartitionUtil;
 
 /**
@@ -99,41 +98,26 @@ public final class SliceRecords {
   /**
    * The columns read from a task's file: requested plus the filter's, selected by field id from the
    * task's schema, so a filter on {@code a.b} joins a served struct {@code a} instead of clashing
-   * with it.
+   * with it. Ids are leaves, list elements and map keys and values ({@link
+   * TypeUtil#getProjectedIds}): Iceberg refuses to project a list or map by its own id.
    */
   private Schema readSchema(FileScanTask task) {
     if (filter.equals(Expressions.alwaysTrue())) {
       return requested;
     }
-    Set<Integer> ids = new HashSet<>(leafIds(requested.asStruct()));
+    Set<Integer> ids = new HashSet<>(TypeUtil.getProjectedIds(requested));
     for (int id :
         org.apache.iceberg.expressions.Binder.boundReferences(
             task.schema().asStruct(), List.of(filter), true)) {
-      ids.add(id);
       Type type = task.schema().findType(id);
       if (type != null && type.isNestedType()) {
-        // "addr is null" needs the struct itself read, which takes at least its fields.
-        ids.addAll(leafIds(type));
+        // "addr is null" needs the struct (or list, or map) itself read, which takes its fields.
+        ids.addAll(TypeUtil.getProjectedIds(type));
+      } else {
+        ids.add(id);
       }
     }
     return TypeUtil.project(task.schema(), ids);
-  }
-
-  /** The ids of a type's primitive fields, list elements and map keys and values. */
-  private static Set<Integer> leafIds(Type type) {
-    Set<Integer> ids = new HashSet<>();
-    for (Types.NestedField field : type.asNestedType().fields()) {
-      if (field.type().isPrimitiveType()) {
-        ids.add(field.fieldId());
-      } else {
-        ids.addAll(leafIds(field.type()));
-        if (!field.type().isStructType()) {
-          // A list's element or a map's key and value may be primitive themselves.
-          ids.add(field.fieldId());
-        }
-      }
-    }
-    return ids;
   }
 
   /** The records' layout for a task, which the Arrow writer maps columns through. */

@@ -1,12 +1,11 @@
 package io.floe.table;
 
-import io.floe.arrow.UnsupportedColumnException;
+import io.floe.spec.InvalidSpecException;
 import java.io.FileNotFoundException;
 import java.io.UncheckedIOException;
 import org.apache.arrow.memory.OutOfMemoryException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.exceptions.NotFoundException;
-import org.apache.iceberg.exceptions.ValidationException;
 
 /** Why a load failed, in the terms a client acts on; the gateway maps each to a Flight status. */
 public enum FailureKind {
@@ -32,7 +31,7 @@ public enum FailureKind {
   UNREADABLE_DATA,
   /** The node's Arrow memory limit cannot hold the data. */
   RESOURCE_EXHAUSTED,
-  /** Anything else: a bug or an unreadable file. */
+  /** Anything else: a failure of the node's own, logged with its stack trace. */
   INTERNAL;
 
   public static FailureKind of(Throwable error) {
@@ -58,9 +57,9 @@ public enum FailureKind {
           || t instanceof FileNotFoundException) {
         return NOT_FOUND;
       }
-      if (t instanceof UnsupportedColumnException
-          || t instanceof ValidationException
-          || t instanceof IllegalArgumentException) {
+      if (t instanceof InvalidSpecException) {
+        // Only what Floe's own checks refused is the caller's: an IllegalArgumentException from
+        // inside Iceberg, Parquet or Arrow is the node failing on a valid request.
         return INVALID_ARGUMENT;
       }
       if (t instanceof UncheckedIOException && t.getCause() instanceof FileNotFoundException) {

@@ -1,5 +1,6 @@
 package io.floe.table;
 
+import io.floe.spec.InvalidSpecException;
 import io.floe.spec.TableSource;
 import io.floe.util.Preconditions;
 import java.io.Closeable;
@@ -79,11 +80,12 @@ public final class TableAccess implements AutoCloseable {
    * identifier in it ({@code db.clicks}); without, {@code lake.db.clicks} names a table in catalog
    * {@code lake} when one is configured under that name, and anything else is a location.
    *
-   * @throws IllegalArgumentException for a catalog that is not configured
+   * @throws InvalidSpecException for an empty table name
    */
   public TableSource resolve(String table, String catalog) {
-    Preconditions.checkArgument(
-        table != null && !table.isBlank(), "Invalid table: '%s' (empty)", table);
+    if (table == null || table.isBlank()) {
+      throw new InvalidSpecException("Invalid table: '" + table + "' (empty)");
+    }
     String name = table.trim();
     if (catalog != null) {
       requireCatalog(catalog, name);
@@ -144,7 +146,7 @@ public final class TableAccess implements AutoCloseable {
     try {
       identifier = TableIdentifier.parse(source.identifier());
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(
+      throw new InvalidSpecException(
           "Invalid table identifier '"
               + source.identifier()
               + "' in catalog '"
