@@ -22,6 +22,7 @@ import pytest
 
 from floe import FloeClient, JobSpec
 from floe.errors import FloeError, InvalidRequest, NotFound
+from compare import same_rows
 from conftest import Node, _java
 from servers import ACCESS_KEY, REGION, SECRET_KEY, MotoServer, RestCatalogServer
 
@@ -200,26 +201,7 @@ def _floe_rows(client, table, **load) -> pa.Table:
     return result.sort_by("id")
 
 
-def _same(floe: pa.Table, reference: pa.Table, what: str) -> None:
-    """Equal rows, column by column; NaN equals NaN; UUIDs compared as bytes."""
-    if floe is None:
-        assert reference.num_rows == 0, f"{what}: Floe served nothing, PyIceberg {reference.num_rows} rows"
-        return
-    assert floe.column_names == reference.column_names, what
-    assert floe.num_rows == reference.num_rows, (
-        f"{what}: Floe served {floe.num_rows} rows, PyIceberg {reference.num_rows}; "
-        f"ids only in Floe: {sorted(set(floe['id'].to_pylist()) - set(reference['id'].to_pylist()))[:20]}, "
-        f"only in PyIceberg: {sorted(set(reference['id'].to_pylist()) - set(floe['id'].to_pylist()))[:20]}"
-    )
-    for name in floe.column_names:
-        left, right = floe[name].to_pylist(), reference[name].to_pylist()
-        for row, (a, b) in enumerate(zip(left, right)):
-            if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-                continue
-            if isinstance(a, uuid.UUID) or isinstance(b, uuid.UUID):
-                a = a.bytes if isinstance(a, uuid.UUID) else a
-                b = b.bytes if isinstance(b, uuid.UUID) else b
-            assert a == b, f"{what}: column {name}, id {floe['id'][row]}: Floe {a!r}, PyIceberg {b!r}"
+_same = same_rows
 
 
 def _reference(table, row_filter=AlwaysTrue(), columns=("*",)) -> pa.Table:
