@@ -3,7 +3,7 @@
 ``floe.FloeClient`` (datasets, and training jobs: ``register_job``, ``read_job``,
 ``read_dynamic``), ``floe.JobSpec`` and ``floe.read`` need only pyarrow;
 ``floe.torch.FloeIterableDataset`` and ``floe.torch.FloeDataLoader`` (imported on their own,
-``from floe.torch import ...``) need torch.
+``from floe.torch import ...``) and ``floe.tensors`` (Arrow columns as tensors) need torch.
 """
 
 from .client import FloeClient, Part, read

@@ -20,62 +20,21 @@ from __future__ import annotations
 import collections
 import logging
 import os
-import warnings
-from typing import Any, Dict, Iterator, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, Mapping, Optional, Sequence, Tuple
 
-import numpy as np
 import pyarrow as pa
 import torch
 import torch.utils.data
 
 from .client import FloeClient
 from .jobs import JobSpec, Lease, acknowledge, default_worker_name
+from .tensors import Transform, _checked_transforms, arrow_to_tensor, batch_to_tensors
 
 __all__ = ["FloeIterableDataset", "FloeDataLoader", "LeasedBatch", "arrow_to_tensor", "STATE_VERSION"]
 
 LOG = logging.getLogger("floe.torch")
 
 STATE_VERSION = 1
-
-# torch has no unsigned types wider than 8 bits (before 2.3); those become int64.
-_WIDEN = (pa.uint16(), pa.uint32(), pa.uint64())
-
-
-def arrow_to_tensor(column: pa.Array) -> torch.Tensor:
-    """One numeric, boolean or temporal Arrow column as a 1-d tensor: zero-copy from Arrow's
-    buffer where the layout allows (primitive types without nulls), otherwise a copy. Temporal
-    columns become their integer representation (timestamps: int64 in their unit since the epoch).
-    Integer columns with nulls become float64 with NaN for the nulls."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    kind = column.type
-    if pa.types.is_timestamp(kind) or pa.types.is_duration(kind) or pa.types.is_date64(kind) or kind == pa.time64("us") or kind == pa.time64("ns"):
-        column = column.view(pa.int64())
-    elif pa.types.is_date32(kind) or pa.types.is_time32(kind):
-        column = column.view(pa.int32())
-    elif kind in _WIDEN:
-        column = column.cast(pa.int64())
-    if column.null_count == 0 and not pa.types.is_boolean(column.type):
-        array = column.to_numpy(zero_copy_only=True)
-    else:
-        array = column.to_numpy(zero_copy_only=False)
-    if not array.flags.writeable:
-        # Arrow's buffers are immutable; torch warns about sharing a read-only array. The tensor
-        # shares Arrow's memory (writing into it in place would change the batch).
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
-            return torch.from_numpy(array)
-    return torch.from_numpy(np.ascontiguousarray(array))
-
-
-def _is_numeric(kind: pa.DataType) -> bool:
-    return (
-        pa.types.is_integer(kind)
-        or pa.types.is_floating(kind)
-        or pa.types.is_boolean(kind)
-        or pa.types.is_temporal(kind)
-    )
-
 
 def _rank_and_world() -> Tuple[int, int]:
     import torch.distributed as dist
@@ -162,6 +121,11 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
     :param client_options: passed to :class:`floe.FloeClient` (``patience``, ``timeout``, ...).
     :param read_options: passed to :meth:`floe.FloeClient.read_job` (``chunk_batches``,
         ``streams``).
+    :param column_transforms: ``{column: function}`` for :meth:`to_tensors`: each function takes
+        the column's ``pyarrow.Array`` and answers the item's value for it (None leaves the column
+        out); the others go through :func:`floe.tensors.to_tensor`. The functions of
+        :mod:`floe.tensors` (``fixed``, ``jagged``, ``padded``, ``decode(fn)``, ``arrow``) cover
+        the common shapes. Spawned workers get a pickled dataset: no lambdas.
     """
 
     def __init__(
@@ -184,8 +148,16 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
         world_size: Optional[int] = None,
         client_options: Optional[Dict[str, Any]] = None,
         read_options: Optional[Dict[str, Any]] = None,
+        column_transforms: Optional[Mapping[str, Optional[Transform]]] = None,
     ):
         super().__init__()
+        self.column_transforms = _checked_transforms(column_transforms)
+        unknown = [name for name in self.column_transforms if columns is not None and name not in columns]
+        if unknown:
+            raise ValueError(
+                f"column_transforms names columns the job does not read: {', '.join(unknown)}; "
+                f"it reads: {', '.join(columns)}"
+            )
         self.spec = JobSpec(
             job,
             dataset,
@@ -226,29 +198,14 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
     # -- what a subclass may override ----------------------------------------------------------
 
     def to_tensors(self, batch: pa.RecordBatch) -> Any:
-        """Turns one record batch into one item. The default: ``{column: tensor}`` for every
-        numeric, boolean and temporal column (see :func:`arrow_to_tensor`); string, binary,
-        nested and decimal columns have no tensor form and are left out, with a warning naming
-        them (once per process; ask for fewer ``columns``, or override this method). Override it
+        """Turns one record batch into one item. The default:
+        :func:`floe.tensors.batch_to_tensors` with this dataset's ``column_transforms``, a
+        ``{column: value}`` dict where numeric, boolean and temporal columns are 1-d tensors
+        (zero-copy where Arrow allows), lists of numbers of one length ``L`` are ``(rows, L)``
+        tensors, ragged ones :class:`floe.tensors.Jagged`, and strings, binary, decimals, structs
+        and maps stay ``pyarrow.Array`` (DataLoader passes them through as they are). Override it
         to tokenize text, build labels, stack features, and so on."""
-        tensors = {}
-        skipped = []
-        for field, column in zip(batch.schema, batch.columns):
-            if _is_numeric(field.type):
-                tensors[field.name] = arrow_to_tensor(column)
-            else:
-                skipped.append(f"{field.name} ({field.type})")
-        if skipped and not self._warned_skipped:
-            self._warned_skipped = True
-            warnings.warn(
-                f"FloeIterableDataset.to_tensors leaves out columns with no tensor form: "
-                f"{', '.join(skipped)}; ask the job for fewer columns or override to_tensors",
-                UserWarning,
-                stacklevel=2,
-            )
-        return tensors
-
-    _warned_skipped = False
+        return batch_to_tensors(batch, self.column_transforms)
 
     # -- the job -------------------------------------------------------------------------------
 
