@@ -543,6 +543,7 @@ class FloeNode:
         *,
         remote_port: int = 0,
         java_options: Sequence[str] = (),
+        command: Optional[Sequence[str]] = None,
     ):
         self.port = free_port()
         self.address = f"grpc+tcp://127.0.0.1:{self.port}"
@@ -568,8 +569,9 @@ class FloeNode:
         log.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(log, "wb")
         self.started = now()
+        # ``command`` (default ``./floe node``) must exec the JVM, so that its PID is the node's.
         self.process = subprocess.Popen(
-            [str(ROOT / "floe"), "node"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+            list(command) if command else [str(ROOT / "floe"), "node"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
             stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
         )
 
@@ -824,9 +826,10 @@ def floe_client(address: str):
     return FloeClient(address)
 
 
-def start_node(log: Path, table: BenchTable, slice_target_size: Optional[int] = None):
-    """Starts a node and loads the table; answers (node, facts about its start and load)."""
-    node = FloeNode(log, memory_limit_for(table), slice_target_size)
+def start_node(log: Path, table: BenchTable, slice_target_size: Optional[int] = None, **node_options):
+    """Starts a node and loads the table; answers (node, facts about its start and load).
+    ``node_options`` go to :class:`FloeNode`."""
+    node = FloeNode(log, memory_limit_for(table), slice_target_size, **node_options)
     try:
         serving = node.wait_serving()
         with floe_client(node.address) as client:

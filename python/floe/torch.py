@@ -5,12 +5,20 @@ does not need torch. Each item is one batch: this rank's ``batch_rows / world_si
 global batch (deterministic mode) or one leased global batch (dynamic mode), turned into tensors
 by :meth:`FloeIterableDataset.to_tensors`.
 
-Deterministic mode, with ``N`` DataLoader workers: worker ``j`` reads the global batches ``start
-+ j, start + j + N, ...``; DataLoader hands the workers' items to the loop in turn, so the loop
-sees ``start, start + 1, ...``, the same global batches on every rank. That is what makes the
-count of batches the loop consumed an exact resumption point, for any world size afterwards.
+:class:`FloeDataLoader` reads in the training loop's own process by default: Floe's nodes did the
+decoding, the batches arrive over Flight into Arrow memory, and the default tensors are views of
+it, so worker processes would only add a copy of every batch through shared memory, a process
+start per worker and CPU the loop needs. ``num_workers`` is the number of threads that run
+:meth:`~FloeIterableDataset.to_tensors` ahead of the loop (pyarrow and torch release the GIL);
+``worker_processes=True`` gives DataLoader's worker processes, for a ``to_tensors`` that holds
+the GIL (decoding images in Python, say).
 
-Dynamic mode: every worker of every rank leases whole global batches from the server and the
+Deterministic mode: the loop sees global batches ``start, start + 1, ...``, the same on every
+rank, so the count of batches the loop consumed is an exact resumption point for any world size
+afterwards. With ``N`` worker processes, worker ``j`` reads ``start + j, start + j + N, ...`` and
+DataLoader hands their items to the loop in turn, in the same order.
+
+Dynamic mode: every reader of every rank leases whole global batches from the server and the
 main process acknowledges each one once the loop is done with it (when it asks for the next);
 the server hands out again what is not acknowledged in time, so a rank that dies loses nothing.
 """
@@ -20,7 +28,10 @@ from __future__ import annotations
 import collections
 import logging
 import os
-from typing import Any, Dict, Iterator, Mapping, Optional, Sequence, Tuple
+import queue
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Sequence, Tuple
 
 import pyarrow as pa
 import torch
@@ -194,6 +205,8 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
         # Raised to 1 by a DataLoader worker that iterates this dataset; shared memory survives
         # spawn and fork alike, so the main process knows its own count is not the loop's.
         self._read_by_workers = torch.zeros(1, dtype=torch.int64).share_memory_()
+        # Set by FloeDataLoader's threads, which read ahead of the loop in this process.
+        self._read_ahead = False
 
     # -- what a subclass may override ----------------------------------------------------------
 
@@ -326,14 +339,12 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
         _, world = self._rank_world()
         if batches_consumed is None:
             progress = self._progress
+            if self._read_ahead:
+                raise ValueError(self._READ_AHEAD)
             if progress is not None and progress[0] == self.epoch:
                 batches_consumed = progress[1] + progress[2]
             elif int(self._read_by_workers[0]):
-                raise ValueError(
-                    "This dataset was read by DataLoader workers, which read ahead of the "
-                    "training loop: take the state from floe.torch.FloeDataLoader(...).state_dict(), "
-                    "or pass batches_consumed (the batches the loop consumed this epoch)"
-                )
+                raise ValueError(self._READ_AHEAD)
             else:
                 batches_consumed = self._start(self.epoch)
         if isinstance(batches_consumed, bool) or not isinstance(batches_consumed, int):
@@ -423,18 +434,30 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
                 reader.close()  # stops its threads before the connections close
             client.close()
 
+    _READ_AHEAD = (
+        "This dataset was read ahead of the training loop (by FloeDataLoader or by DataLoader "
+        "workers): take the state from floe.torch.FloeDataLoader(...).state_dict(), or pass "
+        "batches_consumed (the batches the loop consumed this epoch)"
+    )
+
     def __iter__(self) -> Iterator[Any]:
+        self._read_ahead = False  # read by the loop itself: its own count is the loop's
+        return self._items(self.to_tensors)
+
+    def _items(self, convert: Callable[[pa.RecordBatch], Any]) -> Iterator[Any]:
+        """The items of an iteration, each record batch through ``convert`` (``to_tensors``, or
+        nothing where FloeDataLoader's threads convert them)."""
         if self.spec.dynamic:
-            yield from self._leased()
+            yield from self._leased(convert)
             return
         progress = [self.epoch, self._start(self.epoch), 0]
         self._progress = progress
         for _, batch in self.batches():
-            item = self.to_tensors(batch)
+            item = convert(batch)
             progress[2] += 1  # handed out: once next() returned, the loop has it
             yield item
 
-    def _leased(self) -> Iterator[Any]:
+    def _leased(self, convert: Callable[[pa.RecordBatch], Any]) -> Iterator[Any]:
         worker, _ = self._worker()
         rank, _ = self._rank_world()
         if torch.utils.data.get_worker_info() is not None and not self._loader_acks:
@@ -459,7 +482,7 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
                     # acknowledges them.
                     yield _IDLE
                     continue
-                data = self.to_tensors(batch)
+                data = convert(batch)
                 yield LeasedBatch(data, lease) if self._loader_acks else data
         finally:
             if reader is not None:
@@ -475,34 +498,131 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
             return acknowledge(own, lease)
 
 
+def _unconverted(batch: pa.RecordBatch) -> pa.RecordBatch:
+    return batch
+
+
+class _Ended:
+    """The end of a pipeline's source, or the error it ended with."""
+
+    def __init__(self, error: Optional[BaseException] = None):
+        self.error = error
+
+
+def _pipelined(source: Iterator[Any], convert: Callable[[Any], Any], threads: int, depth: int) -> Iterator[Any]:
+    """The items of ``source`` through ``convert``, in order: ``source`` runs on a thread of its
+    own, ``convert`` on ``threads`` more (on the source's thread when ``threads`` < 2), and at most
+    ``depth`` items wait converted or converting ahead of the consumer. Closing the iterator stops
+    the source (closed on its own thread) and drops what was read ahead."""
+    ready: "queue.Queue[Any]" = queue.Queue(maxsize=max(1, depth))
+    stop = threading.Event()
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="floe-to-tensors") if threads > 1 else None
+
+    def put(entry: Any) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put(entry, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        ended = _Ended()
+        try:
+            for raw in source:
+                if pool is not None:
+                    entry: Any = pool.submit(convert, raw)
+                else:
+                    entry = Future()
+                    entry.set_result(convert(raw))
+                if not put(entry):
+                    break
+        except BaseException as error:  # handed to the consumer, raised there
+            ended = _Ended(error)
+        finally:
+            try:
+                source.close()
+            finally:
+                put(ended)
+
+    producer = threading.Thread(target=produce, name="floe-loader", daemon=True)
+    producer.start()
+    try:
+        while True:
+            entry = ready.get()
+            if isinstance(entry, _Ended):
+                if entry.error is not None:
+                    raise entry.error
+                return
+            yield entry.result()
+    finally:
+        stop.set()
+        while True:  # lets a producer blocked on a full queue see the stop
+            try:
+                ready.get_nowait()
+            except queue.Empty:
+                break
+        if pool is not None:
+            pool.shutdown(wait=False)
+
+
+# DataLoader settings that only mean something for worker processes.
+_PROCESS_SETTINGS = ("multiprocessing_context", "persistent_workers", "worker_init_fn", "timeout", "prefetch_factor")
+
+
 class FloeDataLoader(torch.utils.data.DataLoader):
     """A ``DataLoader`` over a :class:`FloeIterableDataset` (``batch_size=None``: items are
-    already batches) that knows what the training loop consumed.
+    already batches) that reads in the training loop's process and knows what the loop consumed.
 
-    * :meth:`state_dict` counts the batches this loader handed to the loop, not what its workers
-      fetched ahead, so resuming from it (at any world size) repeats and skips nothing.
+    * By default no worker process is started: a thread reads the job ahead of the loop (its
+      streams and the next chunk are fetched in the background), and ``num_workers`` threads run
+      :meth:`~FloeIterableDataset.to_tensors` (on the reading thread when it is 0 or 1), at most
+      ``prefetch_factor * max(1, num_workers)`` items ahead. The first batch of an epoch comes
+      without a process start, every epoch. ``worker_processes=True`` starts DataLoader's worker
+      processes instead (spawned: the main process used gRPC before they start, and a forked
+      child of a gRPC process can hang), for a ``to_tensors`` that holds the GIL; with
+      ``persistent_workers=True`` they stay up between epochs and read the epoch
+      :meth:`FloeIterableDataset.set_epoch` chose (it is kept in shared memory).
+    * :meth:`state_dict` counts the batches this loader handed to the loop, not what it fetched
+      ahead, so resuming from it (at any world size) repeats and skips nothing.
     * Dynamic mode: each batch is acknowledged from the main process when the loop asks for the
       next one (it finished the step) and the last one when the iteration ends; a loop that
       breaks off leaves its last batch unacknowledged (the server hands it out again after the
       lease timeout). ``acks`` counts the answers; :meth:`on_ack` sees each one;
       ``current_lease`` is the lease of the batch the loop holds.
-
-    Workers are spawned unless ``multiprocessing_context`` says otherwise: the main process has
-    used gRPC before they start, and a forked child of a gRPC process can hang.
-    With ``persistent_workers=True`` the workers stay up between epochs and read the epoch
-    :meth:`FloeIterableDataset.set_epoch` chose (it is kept in shared memory).
     """
 
-    def __init__(self, dataset: FloeIterableDataset, **kwargs: Any):
+    def __init__(self, dataset: FloeIterableDataset, *, worker_processes: bool = False, **kwargs: Any):
         if not isinstance(dataset, FloeIterableDataset):
             raise TypeError(f"FloeDataLoader takes a FloeIterableDataset, not {type(dataset).__name__}")
-        if kwargs.get("num_workers", 0) > 0:
-            # The main process has talked gRPC (registration, the epoch's layout) before the
-            # workers start; a forked worker can inherit gRPC's threads mid-call and hang.
-            kwargs.setdefault("multiprocessing_context", "spawn")
+        if not isinstance(worker_processes, bool):
+            raise TypeError(f"worker_processes must be True or False, not {worker_processes!r}")
         batch_size = kwargs.setdefault("batch_size", None)
         if batch_size is not None:
             raise ValueError(f"FloeDataLoader's items are whole batches already; batch_size must be None, not {batch_size!r}")
+        workers = kwargs.get("num_workers", 0)
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+            raise ValueError(f"Invalid num_workers: {workers!r} (must be an integer >= 0)")
+        self.worker_processes = worker_processes
+        if worker_processes:
+            if workers > 0:
+                # The main process has talked gRPC (registration, the epoch's layout) before the
+                # workers start; a forked worker can inherit gRPC's threads mid-call and hang.
+                kwargs.setdefault("multiprocessing_context", "spawn")
+            self.threads = 0
+            self.read_ahead = 0
+        else:
+            self.threads = kwargs.pop("num_workers", 0)
+            prefetch = kwargs.get("prefetch_factor")
+            self.read_ahead = (2 if prefetch is None else int(prefetch)) * max(1, self.threads)
+            if kwargs.get("worker_init_fn") is not None:
+                raise ValueError(
+                    "worker_init_fn runs in worker processes; FloeDataLoader reads in this process "
+                    "unless worker_processes=True"
+                )
+            for name in _PROCESS_SETTINGS:
+                kwargs.pop(name, None)
         super().__init__(dataset, **kwargs)
         dataset._loader_acks = True
         self._epoch: Optional[int] = None
@@ -519,7 +639,24 @@ class FloeDataLoader(torch.utils.data.DataLoader):
         self._epoch = dataset.epoch
         self._start = 0 if dataset.spec.dynamic else dataset._start(dataset.epoch)
         self._yielded = 0
-        return self._consume(super().__iter__())
+        if self.worker_processes:
+            return self._consume(super().__iter__())
+        # Read ahead of the loop: the dataset's own count is not the loop's (state_dict says so).
+        dataset._read_ahead = True
+        return self._consume(_pipelined(dataset._items(_unconverted), self._convert, self.threads, self.read_ahead))
+
+    def _convert(self, raw: Any) -> Any:
+        """An item of :meth:`FloeIterableDataset._items` as the loop gets it: through
+        ``to_tensors``, and pinned when ``pin_memory`` is set and CUDA is there."""
+        if isinstance(raw, _Idle):
+            return raw
+        dataset: FloeIterableDataset = self.dataset
+        pin = self.pin_memory and torch.cuda.is_available()
+        if isinstance(raw, LeasedBatch):
+            item = LeasedBatch(dataset.to_tensors(raw.data), raw.lease)
+            return item.pin_memory() if pin else item
+        item = dataset.to_tensors(raw)
+        return _pinned(item) if pin else item
 
     def _consume(self, inner) -> Iterator[Any]:
         pending: Optional[Lease] = None

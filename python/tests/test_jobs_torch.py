@@ -35,25 +35,27 @@ def global_batches(client, spec, epoch, world_size, batches):
     return {k: sorted(v) for k, v in gathered.items()}
 
 
-def test_two_ranks_with_two_workers_read_every_row_once_per_epoch(address, job_data, tmp_path):
-    """Two rank processes (RANK=0/1, WORLD_SIZE=2), each a FloeDataLoader with 2 spawned workers,
-    2 epochs of a shuffled job: per epoch the union of both ranks' ids is every row once; each
-    rank's batch n is its half of global batch n; the two epochs are in different orders."""
-    job = dict(job="ranks", batch_rows=480, seed=21, columns=["id", "user_id", "score"], **ORDER)
-    config = dict(address=address, dataset=job_data, job=job, epochs=[0, 1], num_workers=2)
-    results = run_ranks([config, config], tmp_path, "ranks")
+@pytest.mark.parametrize("processes", [False, True], ids=["threads", "worker-processes"])
+def test_two_ranks_with_two_workers_read_every_row_once_per_epoch(address, job_data, tmp_path, processes):
+    """Two rank processes (RANK=0/1, WORLD_SIZE=2), each a FloeDataLoader with num_workers=2
+    (threads in the rank's process, or 2 spawned worker processes), 2 epochs of a shuffled job:
+    per epoch the union of both ranks' ids is every row once; each rank's batch n is its half of
+    global batch n; the two epochs are in different orders."""
+    job = dict(job=f"ranks-{processes}", batch_rows=480, seed=21, columns=["id", "user_id", "score"], **ORDER)
+    config = dict(address=address, dataset=job_data, job=job, epochs=[0, 1], num_workers=2, worker_processes=processes)
+    results = run_ranks([config, config], tmp_path, f"ranks-{processes}")
     assert [(r["rank"], r["world_size"]) for r in results] == [(0, 2), (1, 2)]
     batches = JOB_ROWS // 480
-    spec = JobSpec("ranks", job_data, 480, seed=21, columns=("id", "user_id", "score"), **ORDER)
+    spec = JobSpec(f"ranks-{processes}", job_data, 480, seed=21, columns=("id", "user_id", "score"), **ORDER)
     with FloeClient(address) as client:
         for epoch in range(2):
             per_rank = [r["epochs"][epoch] for r in results]
             for rank, seen in enumerate(per_rank):
                 assert len(seen["batches"]) == batches and all(len(b) == 240 for b in seen["batches"])
-                # Batch n came from worker n % 2: the workers read alternate global batches.
-                assert seen["workers"] == [n % 2 for n in range(batches)]
+                # Worker processes read alternate global batches; threads read in this process.
+                assert seen["workers"] == [n % 2 if processes else -1 for n in range(batches)]
                 assert seen["state"] == {
-                    "version": 1, "job": "ranks", "dataset": job_data, "layout": seen["state"]["layout"],
+                    "version": 1, "job": f"ranks-{processes}", "dataset": job_data, "layout": seen["state"]["layout"],
                     "seed": 21, "batch_rows": 480, "epoch": epoch, "batches_consumed": batches, "world_size": 2,
                 }
             ids = flat(per_rank[0]["batches"]) + flat(per_rank[1]["batches"])
@@ -282,7 +284,7 @@ def test_a_dataset_is_built_and_pickled_without_the_cluster(monkeypatch):
 
 
 def test_persistent_workers_read_the_epoch_the_loop_sets(address, job_data, monkeypatch):
-    """persistent_workers=True keeps two workers (and their copies of the dataset) from epoch to
+    """With worker processes, persistent_workers=True keeps two workers (and their copies of the dataset) from epoch to
     epoch: each epoch still reads every row once, in that epoch's order (the order a fresh
     loader reads), and a resumed epoch starts where its state says."""
     monkeypatch.delenv("RANK", raising=False)
@@ -296,11 +298,13 @@ def test_persistent_workers_read_the_epoch_the_loop_sets(address, job_data, monk
     expected = []
     for epoch in range(3):
         fresh.set_epoch(epoch)
-        expected.append(epoch_ids(FloeDataLoader(fresh, num_workers=2, multiprocessing_context="spawn")))
+        expected.append(epoch_ids(FloeDataLoader(fresh, num_workers=2)))
     assert expected[0] != expected[1]
 
     data = FloeIterableDataset(address, job_data, "persistent", 2400, **settings)
-    loader = FloeDataLoader(data, num_workers=2, persistent_workers=True, multiprocessing_context="spawn")
+    loader = FloeDataLoader(
+        data, num_workers=2, worker_processes=True, persistent_workers=True, multiprocessing_context="spawn"
+    )
     for epoch in range(2):
         data.set_epoch(epoch)
         seen = epoch_ids(loader)
@@ -356,7 +360,9 @@ def test_dynamic_workers_do_not_wait_for_each_others_leases(address, job_data, t
     the leases time out: nothing is handed out twice."""
     job = dict(job="dynamic-long", batch_rows=2400, seed=2, mode="dynamic", lease_timeout_ms=3_600_000,
                columns=["id", "user_id", "score"])
-    config = dict(address=address, dataset=job_data, job=job, epochs=[0, 1], num_workers=2, slow_worker=1)
+    config = dict(
+        address=address, dataset=job_data, job=job, epochs=[0, 1], num_workers=2, worker_processes=True, slow_worker=1
+    )
     (result,) = run_ranks([config], tmp_path, "long-leases", timeout=150)
     for epoch in result["epochs"]:
         assert sorted(epoch["leases"]) == list(range(JOB_ROWS // 2400))
@@ -365,3 +371,42 @@ def test_dynamic_workers_do_not_wait_for_each_others_leases(address, job_data, t
     with FloeClient(address) as client:
         counters = client.job_status("dynamic-long")["counters"]
     assert counters["rows_reissued"] == 0 and counters["rows_acknowledged"] == 2 * JOB_ROWS
+
+
+def test_the_loader_reads_in_this_process_ahead_of_the_loop_and_counts_what_the_loop_took(address, job_data, monkeypatch):
+    """FloeDataLoader's default: no worker process; its threads read and convert ahead of the loop
+    in the loop's order (the order worker processes give), and the state counts what the loop
+    took, not what was read ahead, so a resume from a loop that broke off repeats nothing."""
+    import multiprocessing
+
+    monkeypatch.delenv("RANK", raising=False)
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    settings = dict(seed=9, columns=["id"], **ORDER)
+    reference = FloeIterableDataset(address, job_data, "threads-ref", 2400, **settings)
+    expected = [item["id"].tolist() for item in FloeDataLoader(reference, num_workers=2, worker_processes=True)]
+
+    data = FloeIterableDataset(address, job_data, "threads", 2400, **settings)
+    loader = FloeDataLoader(data, num_workers=2, persistent_workers=True, multiprocessing_context="spawn")
+    taken = []
+    for item in loader:
+        assert multiprocessing.active_children() == []
+        taken.append(item["id"].tolist())
+        if len(taken) == 3:
+            break
+    state = loader.state_dict()
+    assert state["batches_consumed"] == 3
+    with pytest.raises(ValueError, match="read ahead of the training loop"):
+        data.state_dict()  # the dataset's own count includes what the threads read ahead
+    resumed = FloeDataLoader(FloeIterableDataset(address, job_data, "threads", 2400, **settings), num_workers=0)
+    resumed.load_state_dict(state)
+    rest = [item["id"].tolist() for item in resumed]
+    assert taken + rest == expected
+    assert sorted(flat(taken + rest)) == list(range(JOB_ROWS))
+
+
+def test_the_loader_refuses_what_only_worker_processes_can_do(job_data):
+    data = FloeIterableDataset("grpc+tcp://127.0.0.1:1", job_data, "refused", 2400)
+    with pytest.raises(ValueError, match="worker_init_fn"):
+        FloeDataLoader(data, num_workers=2, worker_init_fn=print)
+    with pytest.raises(ValueError, match="num_workers"):
+        FloeDataLoader(data, num_workers=-1)

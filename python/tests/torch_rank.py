@@ -3,6 +3,7 @@ its environment: a FloeDataLoader over a FloeIterableDataset with a custom to_te
 
 argv[1] is a JSON object: ``address``, ``dataset``, ``job`` (the job's settings: ``job``,
 ``batch_rows``, ``seed``, ``mode``, ...), ``epochs`` (list), ``num_workers``, and optionally
+``worker_processes`` (DataLoader worker processes instead of FloeDataLoader's threads),
 ``state_in`` (a file with a state to resume from), ``stop_after`` (batches of the first epoch to
 consume before saving the state and stopping), ``slow_worker`` (a DataLoader worker that takes
 0.2 s longer per batch), ``exit_after`` (batches after which the process
@@ -75,8 +76,9 @@ def main() -> None:
     data = Rows(address, config["dataset"], **config["job"])
     data.slow_worker = config.get("slow_worker")
     workers = config.get("num_workers", 0)
-    options = {"multiprocessing_context": "spawn"} if workers else {}
-    loader = RecordingLoader(data, num_workers=workers, **options)
+    processes = bool(config.get("worker_processes", False))
+    options = {"multiprocessing_context": "spawn"} if workers and processes else {}
+    loader = RecordingLoader(data, num_workers=workers, worker_processes=processes, **options)
     if config.get("state_in"):
         with open(config["state_in"]) as f:
             loader.load_state_dict(json.load(f))
