@@ -31,6 +31,7 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.flight as fl
 
@@ -190,16 +191,47 @@ def _concat(parts: Sequence[pa.RecordBatch]) -> pa.RecordBatch:
     """One record batch of the parts' rows, in order (the parts share a schema)."""
     if len(parts) == 1:
         return parts[0]
-    nonempty = [p for p in parts if p.num_rows]
-    if len(nonempty) == 1:
-        return nonempty[0]
-    if not nonempty:
-        return parts[0]
     concat = getattr(pa, "concat_batches", None)  # pyarrow >= 19
     if concat is not None:
-        return concat(nonempty)
-    table = pa.Table.from_batches(nonempty).combine_chunks()
+        return concat(parts)
+    table = pa.Table.from_batches(parts).combine_chunks()
     return table.to_batches(max_chunksize=table.num_rows)[0]
+
+
+# A job stream's record batch: the global batch index, the batch, and where its rows go in the
+# rank's share (None: the whole share, in order).
+_Part = Tuple[int, pa.RecordBatch, Optional[np.ndarray]]
+
+
+def _job_part(chunk) -> _Part:
+    """A job stream's record batch with its metadata (docs/protocol.md, "Job reads"): the batch
+    index (int64) and the places of its rows (int32 each, left out for the whole share),
+    little-endian."""
+    metadata = chunk.app_metadata
+    size = 0 if metadata is None else metadata.size
+    if size < 8 or (size - 8) % 4:
+        raise FloeError(f"A job stream's record batch came with {size} bytes of metadata, not a batch index and places", code="PROTOCOL")
+    batch_index = int(np.frombuffer(metadata, dtype="<i8", count=1)[0])
+    places = np.frombuffer(metadata, dtype="<i4", offset=8) if size > 8 else None
+    if places is not None and len(places) != chunk.data.num_rows:
+        raise FloeError(f"A job stream's part of batch {batch_index} has {chunk.data.num_rows} rows and {len(places)} places", code="PROTOCOL")
+    return batch_index, chunk.data, places
+
+
+def _placed(parts: Sequence[_Part], rows: int) -> Optional[pa.RecordBatch]:
+    """The rank's share of one batch from its parts (one per node holding any of its rows), each
+    row at its place; None when the places do not cover ``rows`` exactly once. One part with no
+    places is the share itself (no copy)."""
+    if len(parts) == 1 and parts[0][2] is None:
+        return parts[0][1] if parts[0][1].num_rows == rows else None
+    places = np.concatenate([p if p is not None else np.arange(b.num_rows, dtype=np.int32) for _, b, p in parts])
+    if len(places) != rows or (len(places) and (places.min() < 0 or places.max() >= rows)):
+        return None
+    order = np.full(rows, -1, dtype=np.int64)
+    order[places] = np.arange(rows, dtype=np.int64)
+    if rows and order.min() < 0:
+        return None  # a place given twice, another not at all
+    return _concat([b for _, b, _ in parts]).take(pa.array(order))
 
 
 class _Cancelled(Exception):
@@ -328,22 +360,30 @@ class _ChunkFetcher:
         finally:
             with self._lock:
                 self._attempts.discard(attempt)
+        by_index: Dict[int, List[_Part]] = collections.defaultdict(list)
+        for stream in streams:
+            for part in stream:
+                by_index[part[0]].append(part)
         batches = []
-        for j, k in enumerate(indices):
-            batch = _concat([stream[j] for stream in streams])
-            if batch.num_rows != self.rows:
+        for k in indices:
+            parts = by_index.pop(k, [])
+            batch = _placed(parts, self.rows)
+            if batch is None:
                 raise FloeError(
-                    f"Batch {k} of {what} has {batch.num_rows} rows over {len(streams)} endpoints, "
-                    f"not batch_rows / world_size = {self.rows}",
+                    f"Batch {k} of {what}: its parts from {len(parts)} of {len(streams)} endpoints "
+                    f"({sum(b.num_rows for _, b, _ in parts)} rows) do not make batch_rows / world_size "
+                    f"= {self.rows} rows, each at one place",
                     code="PROTOCOL",
                 )
             batches.append(batch)
+        if by_index:
+            raise FloeError(f"The streams of {what} sent batches {sorted(by_index)[:5]} that were not asked for", code="PROTOCOL")
         return batches
 
     def _stream(self, endpoint: fl.FlightEndpoint, planned_through: str, count: int, attempt: _Attempt, what: str):
-        """The record batches of one endpoint: exactly one per listed batch index."""
+        """The parts of one endpoint: at most one per listed batch index, in order."""
         uri = self.client._location_of(endpoint, planned_through)
-        batches: List[pa.RecordBatch] = []
+        batches: List[_Part] = []
         reader = None
         try:
             reader = self.client._flight(uri).do_get(endpoint.ticket, options=self.client._options(timeout=False))
@@ -356,7 +396,10 @@ class _ChunkFetcher:
                 except StopIteration:
                     break
                 if chunk.data is not None:
-                    batches.append(chunk.data)
+                    part = _job_part(chunk)
+                    if batches and part[0] <= batches[-1][0]:
+                        raise FloeError(f"The endpoint at {uri} for {what} sent batch {part[0]} after batch {batches[-1][0]}", code="PROTOCOL")
+                    batches.append(part)
         except pa.ArrowException as e:
             if attempt.stopped():
                 raise _Cancelled(what) from e
@@ -364,10 +407,10 @@ class _ChunkFetcher:
         finally:
             if reader is not None:
                 attempt.untrack(reader)
-        if len(batches) != count:
+        if len(batches) > count:
             raise FloeError(
                 f"The endpoint at {uri} for {what} sent {len(batches)} record batches for {count} "
-                f"batch indices (one each expected)",
+                f"batch indices (at most one each expected)",
                 code="PROTOCOL",
             )
         return batches

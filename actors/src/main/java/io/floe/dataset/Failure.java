@@ -13,16 +13,17 @@ public record Failure(FailureKind kind, String message) implements CborSerializa
   }
 
   /**
-   * {@link #of} for a failure of {@code what} (a slice, a plan), logged where it happened: the
-   * caller's and the store's failures as one line, a failure of the node's own (INTERNAL) with its
-   * stack trace, since only that says where Floe went wrong.
+   * {@link #of} for a failure of {@code what} (a slice, a plan), logged where it happened: a
+   * failure of the node's own (INTERNAL) as an error with its stack trace, since only that says
+   * where Floe went wrong; the caller's and the store's at DEBUG (the dataset's FAILED line, or the
+   * refresh's, tells the operator).
    */
   public static Failure logged(Logger log, String what, Throwable error) {
     Failure failure = of(error);
     if (failure.kind() == FailureKind.INTERNAL) {
       log.error("{} failed inside the node (INTERNAL)", what, unwrapped(error));
     } else {
-      log.warn("{} failed ({}): {}", what, failure.kind(), failure.message());
+      log.debug("{} failed ({}): {}", what, failure.kind(), failure.message());
     }
     return failure;
   }

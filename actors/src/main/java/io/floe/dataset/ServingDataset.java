@@ -238,6 +238,8 @@ final class ServingDataset extends AbstractBehavior<Command> {
       Failure why =
           Failure.logged(
               DatasetEntity.LOG, "Refreshing dataset '" + dataset.name() + "'", planned.failure());
+      DatasetEntity.LOG.warn(
+          "Dataset '{}': refresh failed ({}): {}", dataset.name(), why.kind(), why.message());
       finishRefresh(new RefreshReport(RefreshReport.FAILED, from, null, 0, 0, 0, seconds(), why));
       return this;
     }

@@ -1,6 +1,7 @@
 package io.floe.client;
 
 import io.floe.protocol.JobReadRequest;
+import io.floe.ticket.JobBatchMetadata;
 import io.floe.util.Preconditions;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,8 +14,9 @@ import org.apache.arrow.flight.FlightInfo;
 import org.apache.arrow.flight.FlightRuntimeException;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.Location;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.util.VectorSchemaRootAppender;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -286,38 +288,52 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
     final long to;
     final List<FlightStream> streams;
 
+    /** The batch index of the part each stream has loaded and not handed over yet, or -1. */
+    private final long[] loaded;
+
+    /** The places of each stream's loaded part (null: the rank's whole share, in order). */
+    private final int[][] places;
+
     Chunk(long to, List<FlightStream> streams) {
       this.to = to;
       this.streams = streams;
+      this.loaded = new long[streams.size()];
+      this.places = new int[streams.size()][];
+      java.util.Arrays.fill(loaded, -1);
     }
 
+    /**
+     * The rank's batch {@code index}: the parts of every stream whose next record batch is that
+     * batch's (a node holding none of its rows sends none), put in place by their metadata.
+     */
     JobBatch assemble(long index) {
       List<VectorSchemaRoot> parts = new ArrayList<>(streams.size());
+      List<int[]> partPlaces = new ArrayList<>(streams.size());
       long rows = 0;
       for (int i = 0; i < streams.size(); i++) {
-        FlightStream stream = streams.get(i);
-        if (!stream.next()) {
-          throw new IllegalStateException(
-              String.format(
-                  "Endpoint %d of %d of job '%s' epoch %d rank %d/%d ended before batch %d;"
-                      + " every endpoint must carry one record batch per listed batch",
-                  i, streams.size(), options.job(), epoch, rank, worldSize, index));
+        if (loaded[i] < 0) {
+          load(i);
         }
-        VectorSchemaRoot part = stream.getRoot();
-        rows += part.getRowCount();
-        parts.add(part);
+        if (loaded[i] == index) {
+          VectorSchemaRoot part = streams.get(i).getRoot();
+          rows += part.getRowCount();
+          parts.add(part);
+          partPlaces.add(places[i]);
+          loaded[i] = -1;
+        } else if (loaded[i] < index) {
+          throw protocol("endpoint %d sent batch %d after batch %d", i, loaded[i], index);
+        }
       }
       long expected = options.batchRows() / worldSize;
       if (rows != expected) {
-        throw new IllegalStateException(
-            String.format(
-                "Batch %d of job '%s' epoch %d rank %d/%d has %d rows, expected %d",
-                index, options.job(), epoch, rank, worldSize, rows, expected));
+        throw protocol(
+            "batch %d has %d rows over %d endpoints, expected %d",
+            index, rows, parts.size(), expected);
       }
       VectorSchemaRoot batch =
           VectorSchemaRoot.create(parts.get(0).getSchema(), client.allocator());
       try {
-        fill(batch, parts);
+        fill(batch, parts, partPlaces);
       } catch (RuntimeException e) {
         batch.close();
         throw e;
@@ -325,28 +341,76 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
       return new JobBatch(options.job(), epoch, index, batch, null);
     }
 
-    /**
-     * A batch from one endpoint (the usual case with large blocks) takes that stream's buffers
-     * without copying; a batch spread over several slices is copied together.
-     */
-    private void fill(VectorSchemaRoot batch, List<VectorSchemaRoot> parts) {
-      List<VectorSchemaRoot> nonEmpty = new ArrayList<>();
-      for (VectorSchemaRoot part : parts) {
-        if (part.getRowCount() > 0) {
-          nonEmpty.add(part);
-        }
+    /** Loads stream {@code i}'s next record batch and reads its metadata; MAX_VALUE at its end. */
+    private void load(int i) {
+      FlightStream stream = streams.get(i);
+      if (!stream.next()) {
+        loaded[i] = Long.MAX_VALUE;
+        return;
       }
-      if (nonEmpty.size() == 1) {
-        VectorSchemaRoot only = nonEmpty.get(0);
+      ArrowBuf metadata = stream.getLatestMetadata();
+      if (metadata == null) {
+        throw protocol("endpoint %d sent a record batch without its batch index", i);
+      }
+      JobBatchMetadata parsed;
+      try {
+        parsed = JobBatchMetadata.decode(metadata.nioBuffer(0, (int) metadata.readableBytes()));
+      } catch (IllegalArgumentException e) {
+        throw protocol("endpoint %d: %s", i, e.getMessage());
+      }
+      loaded[i] = parsed.batch();
+      places[i] = parsed.places();
+    }
+
+    private IllegalStateException protocol(String template, Object... args) {
+      return new IllegalStateException(
+          String.format("Job '%s' epoch %d rank %d/%d: ", options.job(), epoch, rank, worldSize)
+              + String.format(template, args));
+    }
+
+    /**
+     * A batch from one part in order (a one-node cluster, or all of the batch on one node) takes
+     * that stream's buffers without copying; parts from several nodes are copied into place.
+     */
+    private void fill(
+        VectorSchemaRoot batch, List<VectorSchemaRoot> parts, List<int[]> partPlaces) {
+      if (parts.size() == 1 && partPlaces.get(0) == null) {
+        VectorSchemaRoot only = parts.get(0);
         for (int c = 0; c < only.getFieldVectors().size(); c++) {
           only.getVector(c).makeTransferPair(batch.getVector(c)).transfer();
         }
         batch.setRowCount(only.getRowCount());
-      } else {
-        // The appender reads the target's offsets: it needs allocated (if empty) buffers.
-        batch.allocateNew();
-        VectorSchemaRootAppender.append(false, batch, nonEmpty.toArray(new VectorSchemaRoot[0]));
+        return;
       }
+      int rows = 0;
+      for (VectorSchemaRoot part : parts) {
+        rows += part.getRowCount();
+      }
+      // Which part and row fills each place, so that the copy writes the places in order.
+      int[] partOf = new int[rows];
+      int[] rowOf = new int[rows];
+      java.util.Arrays.fill(partOf, -1);
+      for (int p = 0; p < parts.size(); p++) {
+        int[] at = partPlaces.get(p);
+        for (int r = 0; r < parts.get(p).getRowCount(); r++) {
+          int place = at == null ? r : at[r];
+          if (place < 0 || place >= rows || partOf[place] >= 0) {
+            throw protocol(
+                "a part puts a row at place %d of %d twice or out of range", place, rows);
+          }
+          partOf[place] = p;
+          rowOf[place] = r;
+        }
+      }
+      batch.allocateNew();
+      for (int c = 0; c < batch.getFieldVectors().size(); c++) {
+        FieldVector target = batch.getVector(c);
+        for (int place = 0; place < rows; place++) {
+          target.copyFromSafe(rowOf[place], place, parts.get(partOf[place]).getVector(c));
+        }
+        target.setValueCount(rows);
+      }
+      batch.setRowCount(rows);
     }
   }
 

@@ -116,7 +116,9 @@ class NotReadyAndMemoryTest {
               FlightRuntimeException.class,
               e -> {
                 assertThat(e.status().code()).isEqualTo(FlightStatusCode.RESOURCE_EXHAUSTED);
-                assertThat(e.status().description()).contains("slice big/");
+                assertThat(e.status().description())
+                    .contains("slice 'big/")
+                    .contains("of dataset 'big'");
               });
       JsonNode status = client.status("big");
       assertThat(status.path("state").asText()).isEqualTo("FAILED");

@@ -57,12 +57,20 @@ public final class FlightFrame {
   /** The stream's first message: the schema. */
   public static FlightFrame schema(Schema schema) {
     ByteBuffer header = MessageSerializer.serializeMetadata(schema, IPC);
-    ByteBuf prefix = prefix(header, -1);
+    ByteBuf prefix = prefix(header, null, -1);
     return new FlightFrame(prefix, List.of(), prefix.readableBytes(), 0);
   }
 
   /** A record batch; the frame takes references of its own to the batch's buffers. */
   public static FlightFrame batch(ArrowRecordBatch batch) {
+    return batch(batch, null);
+  }
+
+  /**
+   * A record batch with {@code appMetadata} (Flight's {@code app_metadata}, or null for none); the
+   * frame takes references of its own to the batch's buffers.
+   */
+  public static FlightFrame batch(ArrowRecordBatch batch, byte[] appMetadata) {
     ByteBuffer header = MessageSerializer.serializeMetadata(batch, IPC);
     List<ArrowBuf> buffers = batch.getBuffers();
     long bodyLength = 0;
@@ -73,7 +81,7 @@ public final class FlightFrame {
       throw new IllegalArgumentException(
           "A record batch of " + bodyLength + " bytes does not fit one Flight message");
     }
-    ByteBuf prefix = prefix(header, (int) bodyLength);
+    ByteBuf prefix = prefix(header, appMetadata, (int) bodyLength);
     for (ArrowBuf buffer : buffers) {
       buffer.getReferenceManager().retain();
     }
@@ -123,13 +131,20 @@ public final class FlightFrame {
     return (int) ((length + 7) & ~7L);
   }
 
-  /** {@code data_header} (field 2) and, for a batch, the tag and length of {@code data_body}. */
-  private static ByteBuf prefix(ByteBuffer header, int bodyLength) {
+  /**
+   * {@code data_header}, then {@code app_metadata} when there is one, and for a batch the tag and
+   * length of {@code data_body}.
+   */
+  private static ByteBuf prefix(ByteBuffer header, byte[] appMetadata, int bodyLength) {
     int headerLength = header.remaining();
     int size =
         CodedOutputStream.computeTagSize(FlightData.DATA_HEADER_FIELD_NUMBER)
             + CodedOutputStream.computeUInt32SizeNoTag(headerLength)
             + headerLength;
+    if (appMetadata != null) {
+      size +=
+          CodedOutputStream.computeByteArraySize(FlightData.APP_METADATA_FIELD_NUMBER, appMetadata);
+    }
     if (bodyLength >= 0) {
       size +=
           CodedOutputStream.computeTagSize(FlightData.DATA_BODY_FIELD_NUMBER)
@@ -141,6 +156,9 @@ public final class FlightFrame {
       out.writeTag(FlightData.DATA_HEADER_FIELD_NUMBER, WireFormat.WIRETYPE_LENGTH_DELIMITED);
       out.writeUInt32NoTag(headerLength);
       out.write(header.duplicate());
+      if (appMetadata != null) {
+        out.writeByteArray(FlightData.APP_METADATA_FIELD_NUMBER, appMetadata);
+      }
       if (bodyLength >= 0) {
         out.writeTag(FlightData.DATA_BODY_FIELD_NUMBER, WireFormat.WIRETYPE_LENGTH_DELIMITED);
         out.writeUInt32NoTag(bodyLength);

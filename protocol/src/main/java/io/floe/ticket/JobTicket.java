@@ -12,14 +12,19 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * What one {@code DoGet} of a job serves: the rows of one slice that fall in rank {@code rank} of
- * {@code worldSize}'s part of the listed global batches of an epoch, one record batch per global
- * batch. It carries everything that fixes those rows (the order settings, the dataset layout's
- * fingerprint, the batch shape), so the serving node needs no job state, only the layout.
+ * What one {@code DoGet} of a job serves: the rows that rank {@code rank} of {@code worldSize}
+ * reads of the listed global batches of an epoch and that sit in the slices the plan placed on
+ * {@code holder}, one record batch per global batch that has any (in the epoch's order, with the
+ * batch index and the rows' places in the rank's batch as the message's metadata, {@link
+ * JobBatchMetadata}). It carries everything that fixes those rows (the order settings, the dataset
+ * layout's fingerprint, the batch shape, and the fingerprint of the layout's placement, {@code
+ * placement}), so the serving node needs no job state, only the layout; a node whose view of the
+ * placement differs refuses the ticket and the reader plans again.
  */
 public record JobTicket(
     String dataset,
-    String sliceId,
+    String holder,
+    String placement,
     String job,
     String layout,
     long epoch,
@@ -38,9 +43,10 @@ public record JobTicket(
   public JobTicket {
     columns = List.copyOf(columns);
     Preconditions.checkArgument(
-        sliceId != null && sliceId.startsWith(dataset + "/"),
-        "Invalid ticket: slice '%s' is not part of dataset '%s'",
-        sliceId,
+        holder != null && !holder.isBlank(), "Invalid ticket: no holder for dataset '%s'", dataset);
+    Preconditions.checkArgument(
+        placement != null && !placement.isBlank(),
+        "Invalid ticket: no placement for dataset '%s'",
         dataset);
     Preconditions.checkArgument(
         0 <= batchFrom && batchFrom <= batchTo && batchStep > 0,
@@ -67,9 +73,10 @@ public record JobTicket(
   public String canonical() {
     return String.join(
         "\n",
-        "floe-job-ticket-v1",
+        "floe-job-ticket-v2",
         dataset,
-        sliceId,
+        holder,
+        placement,
         job,
         layout,
         Long.toString(epoch),
@@ -97,7 +104,8 @@ public record JobTicket(
   public void writeTo(ObjectNode node) {
     node.put("kind", KIND);
     node.put("dataset", dataset);
-    node.put("slice", sliceId);
+    node.put("holder", holder);
+    node.put("placement", placement);
     node.put("job", job);
     node.put("layout", layout);
     node.put("epoch", epoch);
@@ -127,7 +135,8 @@ public record JobTicket(
     array.forEach(column -> columns.add(column.asText()));
     return new JobTicket(
         text(node, "dataset"),
-        text(node, "slice"),
+        text(node, "holder"),
+        text(node, "placement"),
         text(node, "job"),
         text(node, "layout"),
         number(node, "epoch"),

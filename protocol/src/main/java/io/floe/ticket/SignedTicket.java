@@ -2,13 +2,10 @@ package io.floe.ticket;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
-/** What a signed ticket can name: rows of a slice, or a job's part of a slice for some batches. */
+/** What a signed ticket can name: rows of a slice, or a job's rows on one node for some batches. */
 public sealed interface SignedTicket permits FloeTicket, JobTicket {
   /** The dataset the ticket reads. */
   String dataset();
-
-  /** The slice the ticket reads, which the serving node must hold. */
-  String sliceId();
 
   /** The contents as the text the signature covers: every field, in a fixed order. */
   String canonical();

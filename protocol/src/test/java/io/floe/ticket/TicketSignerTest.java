@@ -26,7 +26,8 @@ class TicketSignerTest {
   private static final JobTicket JOB =
       new JobTicket(
           "events",
-          "events/g1-s3",
+          "grpc+tcp://10.0.0.7:47470",
+          "placement-1",
           "train",
           "fp-1",
           4,

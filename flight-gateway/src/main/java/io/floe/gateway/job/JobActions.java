@@ -27,7 +27,10 @@ import io.floe.protocol.JobRequest;
 import io.floe.protocol.JobRequests;
 import io.floe.protocol.Json;
 import io.floe.store.LoadedSlice;
+import io.floe.store.SliceStore;
 import io.floe.ticket.JobTicket;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletionStage;
 import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightInfo;
@@ -37,9 +40,9 @@ import org.apache.pekko.actor.typed.ActorSystem;
 /**
  * A training job's whole serving path on a node, one method per request: the job actions (register,
  * status, list, drop, and the dynamic mode's lease and ack), planning a rank's read of an epoch
- * ({@link JobReadPlanner}), and opening the stream of one of its tickets ({@link JobBatches}, which
- * gathers a slice's rows in the epoch's order with {@link RowGather}). The epoch order this node
- * computes once per layout, epoch and order is cached in {@link JobOrders}.
+ * ({@link JobReadPlanner}), and opening the stream of one of its tickets ({@link NodeJobBatches},
+ * which gathers this node's rows of each batch in the epoch's order with {@link RowGather}). The
+ * epoch order this node computes once per layout, epoch and order is cached in {@link JobOrders}.
  */
 public final class JobActions {
   private final DatasetQueries datasets;
@@ -47,13 +50,16 @@ public final class JobActions {
   private final JobOrders orders = new JobOrders();
   private final JobReadPlanner planner;
   private final ClusterAnswers answers;
+  private final SliceStore slices;
 
   public JobActions(
       ActorSystem<?> system,
       DatasetQueries datasets,
       GatewaySettings settings,
-      ClusterAnswers answers) {
+      ClusterAnswers answers,
+      SliceStore slices) {
     this.datasets = datasets;
+    this.slices = slices;
     this.jobs = new JobQueries(system, settings);
     this.planner = new JobReadPlanner(settings.tickets(), orders);
     this.answers = answers;
@@ -177,13 +183,25 @@ public final class JobActions {
     return planner.plan(job, layout, request, descriptor);
   }
 
-  /** The stream of a job ticket's batches, gathered from the slice {@code lease} holds. */
-  public BatchSource open(LoadedSlice.Lease lease, JobTicket ticket) {
-    LoadedSlice slice = lease.slice();
+  /**
+   * The stream of a job ticket's batches, gathered from the slices the plan placed on this node:
+   * SLICE_NOT_HELD (plan again) when this node's view of the placement is not the plan's or it no
+   * longer holds one of them.
+   */
+  public BatchSource open(JobTicket ticket) {
     DatasetLayout layout = ticketLayout(ticket);
-    int sliceIndex = layout.indexOf(ticket.sliceId());
-    if (sliceIndex < 0) {
-      throw FlightErrors.sliceNotHeld(ticket.sliceId());
+    Placement placement = Placement.of(layout);
+    if (!placement.fingerprint().equals(ticket.placement())) {
+      // This node's copy of the layout may predate a move: ask the dataset where slices are now.
+      layout = heldLayout(ticket.dataset(), ticket.layout(), ticket.job(), ticket.epoch());
+      placement = Placement.of(layout);
+      if (!placement.fingerprint().equals(ticket.placement())) {
+        throw FlightErrors.error(
+            ErrorCode.SLICE_NOT_HELD,
+            String.format(
+                "Dataset '%s' moved slices since this read of job '%s' was planned; plan it again",
+                ticket.dataset(), ticket.job()));
+      }
     }
     EpochShape shape = ticket.shape(layout.rows());
     if (ticket.batchTo() > shape.batches()) {
@@ -193,26 +211,46 @@ public final class JobActions {
           String.format(
               "Ticket batches up to %d exceed the epoch's %d", ticket.batchTo(), shape.batches()));
     }
-    RankShare share =
-        new RankShare(
-            shape,
-            orders.order(ticket.layout(), layout, ticket.order(), ticket.epoch()),
-            ticket.worldSize(),
-            ticket.rank());
-    Schema projected = JobSchemas.project(slice.schema(), ticket.columns(), ticket.dataset());
-    return new JobBatches(
-        lease, sliceIndex, layout.slices().size(), ticket, share, projected, orders);
+    int[] localOf = new int[layout.slices().size()];
+    List<LoadedSlice.Lease> leases = new ArrayList<>();
+    try {
+      for (int s = 0; s < localOf.length; s++) {
+        localOf[s] = -1;
+        DatasetLayout.SliceRows slice = layout.slices().get(s);
+        if (slice.holder().equals(ticket.holder())) {
+          String id = slice.sliceId();
+          leases.add(slices.acquire(id).orElseThrow(() -> FlightErrors.sliceNotHeld(id)));
+          localOf[s] = leases.size() - 1;
+        }
+      }
+      if (leases.isEmpty()) {
+        throw FlightErrors.error(
+            ErrorCode.SLICE_NOT_HELD,
+            String.format(
+                "No slice of dataset '%s' is placed on %s; plan the read again",
+                ticket.dataset(), ticket.holder()));
+      }
+      RankShare share =
+          new RankShare(
+              shape,
+              orders.order(ticket.layout(), layout, ticket.order(), ticket.epoch()),
+              ticket.worldSize(),
+              ticket.rank());
+      Schema projected =
+          JobSchemas.project(leases.get(0).slice().schema(), ticket.columns(), ticket.dataset());
+      return new NodeJobBatches(leases, localOf, ticket, share, projected, orders);
+    } catch (RuntimeException e) {
+      leases.forEach(LoadedSlice.Lease::close);
+      throw e;
+    }
   }
 
-  /** A ticket's layout: this node's cached copy (holders do not matter here), or the dataset's. */
+  /** A ticket's layout: this node's cached copy, or the dataset's. */
   private DatasetLayout ticketLayout(JobTicket ticket) {
     DatasetLayout layout = orders.layout(ticket.layout());
-    // A layout cached before the dataset was loaded again the same way has the same order but
-    // other slice ids.
-    if (layout != null && layout.indexOf(ticket.sliceId()) >= 0) {
-      return layout;
-    }
-    return heldLayout(ticket.dataset(), ticket.layout(), ticket.job(), ticket.epoch());
+    return layout != null
+        ? layout
+        : heldLayout(ticket.dataset(), ticket.layout(), ticket.job(), ticket.epoch());
   }
 
   /**

@@ -3,6 +3,7 @@ package io.floe.gateway.job;
 import io.floe.dataset.DatasetLayout;
 import io.floe.job.EpochOrder;
 import io.floe.job.OrderSettings;
+import io.floe.ticket.JobTicket;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -17,7 +18,7 @@ final class JobOrders {
 
   private record Key(String layout, OrderSettings order, long epoch) {}
 
-  /** A rank's batch of an epoch order: what a job ticket's streams share. */
+  /** A rank's batch of an epoch order: what a job read's plan and streams share. */
   record BatchKey(
       String layout,
       OrderSettings order,
@@ -26,12 +27,25 @@ final class JobOrders {
       io.floe.job.TailPolicy tail,
       int worldSize,
       int rank,
-      long batch) {}
+      long batch) {
+    static BatchKey of(JobTicket ticket, long batch) {
+      return new BatchKey(
+          ticket.layout(),
+          ticket.order(),
+          ticket.epoch(),
+          ticket.batchRows(),
+          ticket.tail(),
+          ticket.worldSize(),
+          ticket.rank(),
+          batch);
+    }
+  }
 
   /** Located batches are kept up to this many rows in all (12 bytes a row while located). */
   private static final long BATCH_ROWS_KEPT = 4L << 20;
 
-  private final LinkedHashMap<BatchKey, BatchParts> batches = new LinkedHashMap<>(16, 0.75f, true);
+  private final LinkedHashMap<BatchKey, LocatedBatch> batches =
+      new LinkedHashMap<>(16, 0.75f, true);
   private long batchRowsHeld;
 
   private final Map<Key, EpochOrder> orders = lru(ORDERS_KEPT);
@@ -56,21 +70,26 @@ final class JobOrders {
     return layouts.get(fingerprint);
   }
 
-  /** The batch's parts by slice, located once for all the streams that serve it. */
-  BatchParts parts(BatchKey key, io.floe.job.RankShare share, int sliceCount) {
+  /** The rank's rows of batch {@code k} of the ticket's epoch, located once for every stream. */
+  LocatedBatch located(JobTicket ticket, io.floe.job.RankShare share, long k) {
+    return located(BatchKey.of(ticket, k), share);
+  }
+
+  /** The batch's rows, located once for all the plans and streams that need them. */
+  LocatedBatch located(BatchKey key, io.floe.job.RankShare share) {
     synchronized (this) {
-      BatchParts known = batches.get(key);
+      LocatedBatch known = batches.get(key);
       if (known != null) {
         return known;
       }
     }
-    BatchParts located = BatchParts.of(share, key.batch(), sliceCount);
+    LocatedBatch located = LocatedBatch.of(share, key.batch());
     synchronized (this) {
-      BatchParts replaced = batches.put(key, located);
-      batchRowsHeld += located.rows().length - (replaced == null ? 0 : replaced.rows().length);
+      LocatedBatch replaced = batches.put(key, located);
+      batchRowsHeld += located.size() - (replaced == null ? 0 : replaced.size());
       var eldest = batches.entrySet().iterator();
       while (batchRowsHeld > BATCH_ROWS_KEPT && eldest.hasNext()) {
-        batchRowsHeld -= eldest.next().getValue().rows().length;
+        batchRowsHeld -= eldest.next().getValue().size();
         eldest.remove();
       }
     }

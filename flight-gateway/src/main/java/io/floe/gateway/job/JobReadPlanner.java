@@ -19,10 +19,12 @@ import org.apache.arrow.flight.FlightEndpoint;
 import org.apache.arrow.flight.FlightInfo;
 
 /**
- * Plans a job read: finds which slices hold the rank's rows of the listed batches and gives one
- * endpoint per such slice, at its holder, whose ticket names the rank, the batches and the order.
- * Each endpoint streams one record batch per listed batch; the rank's batch is their concatenation
- * in endpoint (slice) order.
+ * Plans a job read: finds which nodes hold the rank's rows of the listed batches and gives one
+ * endpoint per such node, whose ticket names the rank, the batches, the order and the placement the
+ * plan used. The plan's size depends on the nodes, not on the slices. Each endpoint streams one
+ * record batch per listed batch that has rows on its node, in order; the rank's batch is put
+ * together from the parts by the places in their metadata ({@link
+ * io.floe.ticket.JobBatchMetadata}).
  */
 final class JobReadPlanner {
   private final TicketSigner tickets;
@@ -56,13 +58,13 @@ final class JobReadPlanner {
                     orders.order(fingerprint, layout, spec.order(), request.epoch()),
                     request.worldSize(),
                     request.rank()));
-    int sliceCount = layout.slices().size();
-    boolean[] touched = new boolean[sliceCount];
+    Placement placement = Placement.of(layout);
+    boolean[] touched = new boolean[placement.holders().size()];
     long batches = 0;
     for (long k = request.batchFrom(); k < batchTo; k += request.batchStep()) {
       // Located here once and kept: the streams of these endpoints on this node reuse them.
-      BatchParts parts =
-          orders.parts(
+      LocatedBatch located =
+          orders.located(
               new JobOrders.BatchKey(
                   fingerprint,
                   spec.order(),
@@ -72,23 +74,23 @@ final class JobReadPlanner {
                   request.worldSize(),
                   request.rank(),
                   k),
-              share,
-              sliceCount);
-      for (int s = 0; s < sliceCount; s++) {
-        touched[s] |= parts.touches(s);
+              share);
+      for (int i = 0; i < located.size(); i++) {
+        touched[placement.holderOf(located.slice(i))] = true;
       }
       batches++;
     }
     List<FlightEndpoint> endpoints = new ArrayList<>();
-    for (int s = 0; s < touched.length; s++) {
-      if (!touched[s]) {
+    for (int h = 0; h < touched.length; h++) {
+      if (!touched[h]) {
         continue;
       }
-      DatasetLayout.SliceRows slice = layout.slices().get(s);
+      String holder = placement.holders().get(h);
       JobTicket ticket =
           new JobTicket(
               layout.name(),
-              slice.sliceId(),
+              holder,
+              placement.fingerprint(),
               spec.job(),
               fingerprint,
               request.epoch(),
@@ -102,8 +104,7 @@ final class JobReadPlanner {
               batchTo,
               request.batchStep());
       endpoints.add(
-          new FlightEndpoint(
-              tickets.sign(ticket), SliceHolders.location(slice.sliceId(), slice.holder())));
+          new FlightEndpoint(tickets.sign(ticket), SliceHolders.location(layout.name(), holder)));
     }
     long records = batches * share.rowsPerBatch();
     double bytesPerRow = layout.rows() == 0 ? 0 : (double) layout.bytes() / layout.rows();

@@ -1,7 +1,6 @@
 package io.floe.gateway.job;
 
 import io.floe.store.LoadedSlice;
-import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BaseFixedWidthVector;
@@ -12,28 +11,34 @@ import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
- * Copies chosen rows of a held slice, in a given order, into a new record batch of some of its
- * columns. The slice's batches are viewed by reference (loaded into roots that share its buffers)
- * the first time a row of theirs is needed; only the chosen rows are copied. Closing releases the
- * views; the batches it made belong to their callers.
+ * Copies chosen rows of some held slices of one dataset, in a given order, into a new record batch
+ * of some of their columns. The slices' batches are viewed by reference (loaded into roots that
+ * share their buffers) the first time a row of theirs is needed; only the chosen rows are copied.
+ * Closing releases the views; the batches it made belong to their callers.
  */
 final class RowGather implements AutoCloseable {
-  private final LoadedSlice slice;
+  private final List<LoadedSlice> slices;
   private final Schema projected;
   private final int[] sourceColumns;
-  private final List<VectorSchemaRoot> views;
 
-  /** columnViews[c][b]: the view of projected column c in slice batch b, once loaded. */
+  /** firstSource[l]: the index of slice l's first batch among all the sources. */
+  private final int[] firstSource;
+
+  private final VectorSchemaRoot[] views;
+
+  /** columnViews[c][b]: the view of projected column c in source batch b, once loaded. */
   private final FieldVector[][] columnViews;
 
   /** direct[c]: the direct copier of projected column c, or null where Arrow's copy is used. */
   private final ColumnGather[] direct;
 
-  RowGather(LoadedSlice slice, Schema projected) {
-    this.slice = slice;
+  /** The rows of {@code slices}, which share their schema (they are slices of one dataset). */
+  RowGather(List<LoadedSlice> slices, Schema projected) {
+    this.slices = List.copyOf(slices);
     this.projected = projected;
     this.sourceColumns = new int[projected.getFields().size()];
-    List<Field> sliceFields = slice.schema().getFields();
+    LoadedSlice first = slices.get(0);
+    List<Field> sliceFields = first.schema().getFields();
     for (int c = 0; c < sourceColumns.length; c++) {
       String name = projected.getFields().get(c).getName();
       int index = -1;
@@ -44,54 +49,62 @@ final class RowGather implements AutoCloseable {
         }
       }
       if (index < 0) {
-        throw new IllegalStateException("Slice " + slice.sliceId() + " has no column " + name);
+        throw new IllegalStateException("Slice " + first.sliceId() + " has no column " + name);
       }
       sourceColumns[c] = index;
     }
-    this.views = new ArrayList<>(java.util.Collections.nCopies(slice.batches().size(), null));
-    this.columnViews = new FieldVector[sourceColumns.length][slice.batches().size()];
+    this.firstSource = new int[slices.size() + 1];
+    for (int l = 0; l < slices.size(); l++) {
+      firstSource[l + 1] = firstSource[l] + slices.get(l).batches().size();
+    }
+    int sources = firstSource[slices.size()];
+    this.views = new VectorSchemaRoot[sources];
+    this.columnViews = new FieldVector[sourceColumns.length][sources];
     this.direct = new ColumnGather[sourceColumns.length];
   }
 
   /**
-   * A new batch holding rows {@code rows[offset .. offset + count)} of the slice (slice-relative),
-   * in order.
+   * Notes where row {@code row} of slice {@code local} (an index into this gather's slices) is:
+   * {@code source[i]} and {@code indexIn[i]} are set for {@link #gather}.
    */
-  VectorSchemaRoot gather(long[] rows, int offset, int count, BufferAllocator allocator) {
+  void locate(int local, long row, int[] source, int[] indexIn, int i) {
+    LoadedSlice slice = slices.get(local);
+    int batch = slice.batchOf(row);
+    int flat = firstSource[local] + batch;
+    source[i] = flat;
+    indexIn[i] = (int) (row - slice.batchStart(batch));
+    if (views[flat] == null) {
+      view(local, batch, flat);
+    }
+  }
+
+  /**
+   * A new batch of {@code count} rows: row {@code i} is row {@code indexIn[i]} of source batch
+   * {@code source[i]}, as {@link #locate} set them.
+   */
+  VectorSchemaRoot gather(int[] source, int[] indexIn, int count, BufferAllocator allocator) {
     VectorSchemaRoot out = VectorSchemaRoot.create(projected, allocator);
     try {
-      // Where each row is, found once for all columns.
-      int[] batchOf = new int[count];
-      int[] indexIn = new int[count];
-      for (int i = 0; i < count; i++) {
-        long row = rows[offset + i];
-        int batch = slice.batchOf(row);
-        batchOf[i] = batch;
-        indexIn[i] = (int) (row - slice.batchStart(batch));
-        view(batch);
-      }
       List<FieldVector> targets = out.getFieldVectors();
       for (int c = 0; c < sourceColumns.length; c++) {
         FieldVector target = targets.get(c);
         if (direct[c] != null) {
-          direct[c].gather(target, batchOf, indexIn, count);
+          direct[c].gather(target, source, indexIn, count);
           continue;
         }
-        // Sized to the rows at hand: most parts are small, and Arrow's default capacity
-        // (thousands of values per vector) would cost more than the copy.
-        // Empty parts are allocated too: IPC expects a list's or string's offset buffer to hold at
-        // least one offset.
+        // Sized to the rows at hand: Arrow's default capacity (thousands of values per vector)
+        // would cost more than the copy.
         target.setInitialCapacity(Math.max(1, count));
         target.allocateNew();
         FieldVector[] sources = columnViews[c];
         if (target instanceof BaseFixedWidthVector && count > 0) {
           // Capacity is already count: no per-value capacity checks needed.
           for (int i = 0; i < count; i++) {
-            target.copyFrom(indexIn[i], i, sources[batchOf[i]]);
+            target.copyFrom(indexIn[i], i, sources[source[i]]);
           }
         } else {
           for (int i = 0; i < count; i++) {
-            target.copyFromSafe(indexIn[i], i, sources[batchOf[i]]);
+            target.copyFromSafe(indexIn[i], i, sources[source[i]]);
           }
         }
         target.setValueCount(count);
@@ -104,22 +117,21 @@ final class RowGather implements AutoCloseable {
     }
   }
 
-  private void view(int batch) {
-    if (views.get(batch) == null) {
-      VectorSchemaRoot view = VectorSchemaRoot.create(slice.schema(), slice.allocator());
-      new VectorLoader(view).load(slice.batches().get(batch));
-      views.set(batch, view);
-      for (int c = 0; c < sourceColumns.length; c++) {
-        FieldVector column = view.getVector(sourceColumns[c]);
-        columnViews[c][batch] = column;
-        // Only where the source has the type of the batches made (the copy does not check).
-        if (ColumnGather.handles(column)
-            && column.getField().getType().equals(projected.getFields().get(c).getType())) {
-          if (direct[c] == null) {
-            direct[c] = new ColumnGather(views.size());
-          }
-          direct[c].add(batch, column);
+  private void view(int local, int batch, int flat) {
+    LoadedSlice slice = slices.get(local);
+    VectorSchemaRoot view = VectorSchemaRoot.create(slice.schema(), slice.allocator());
+    new VectorLoader(view).load(slice.batches().get(batch));
+    views[flat] = view;
+    for (int c = 0; c < sourceColumns.length; c++) {
+      FieldVector column = view.getVector(sourceColumns[c]);
+      columnViews[c][flat] = column;
+      // Only where the source has the type of the batches made (the copy does not check).
+      if (ColumnGather.handles(column)
+          && column.getField().getType().equals(projected.getFields().get(c).getType())) {
+        if (direct[c] == null) {
+          direct[c] = new ColumnGather(views.length);
         }
+        direct[c].add(flat, column);
       }
     }
   }

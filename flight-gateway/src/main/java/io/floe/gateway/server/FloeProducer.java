@@ -82,7 +82,7 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
     ShardingQuorum quorum = new ShardingQuorum(datasets.system());
     this.answers = new ClusterAnswers(settings, quorum);
     this.datasets = new DatasetActions(datasets, settings.tickets(), answers);
-    this.jobs = new JobActions(datasets.system(), datasets, settings, answers);
+    this.jobs = new JobActions(datasets.system(), datasets, settings, answers, slices);
     this.clusterView = new ClusterView(datasets.system(), quorum, memory, slices);
     this.actions = routes();
     this.calls = new CallMetrics(meters, actions.keySet());
@@ -273,21 +273,22 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
 
   /**
    * Opens a DoGet answer (see {@link FloeFlightServer}): verifies the ticket and takes a lease on
-   * its slice, which the answer holds until it ends.
+   * each slice it reads, which the answer holds until it ends.
    */
   @Override
   public BatchSource open(Ticket ticket) {
     try {
       SignedTicket signed = settings.tickets().verify(ticket);
+      if (signed instanceof JobTicket jobTicket) {
+        return jobs.open(jobTicket); // leases the slices it gathers from
+      }
+      FloeTicket sliceTicket = (FloeTicket) signed;
       LoadedSlice.Lease lease =
           slices
-              .acquire(signed.sliceId())
-              .orElseThrow(() -> FlightErrors.sliceNotHeld(signed.sliceId()));
+              .acquire(sliceTicket.sliceId())
+              .orElseThrow(() -> FlightErrors.sliceNotHeld(sliceTicket.sliceId()));
       try {
-        if (signed instanceof JobTicket jobTicket) {
-          return jobs.open(lease, jobTicket);
-        }
-        return datasets.open(lease, (FloeTicket) signed);
+        return datasets.open(lease, sliceTicket);
       } catch (RuntimeException e) {
         lease.close();
         throw e;

@@ -1,0 +1,137 @@
+package io.floe.gateway.job;
+
+import io.floe.gateway.BatchSource;
+import io.floe.gateway.FlightFrame;
+import io.floe.job.RankShare;
+import io.floe.store.LoadedSlice;
+import io.floe.ticket.JobBatchMetadata;
+import io.floe.ticket.JobTicket;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.VectorUnloader;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * A job ticket's batches on the node the plan placed them on: for each listed global batch, the
+ * rows of the rank's share that sit in this node's slices of the ticket, gathered from all of them
+ * into one record batch in the epoch's order, with the batch index and the rows' places in the
+ * share as its metadata ({@link JobBatchMetadata}). A batch none of whose rows are here is not
+ * sent. Holds a lease on each of those slices until closed.
+ */
+final class NodeJobBatches implements BatchSource {
+  private final List<LoadedSlice.Lease> leases;
+  private final int[] localOf;
+  private final JobTicket ticket;
+  private final RankShare share;
+  private final Schema projected;
+  private final JobOrders orders;
+  private final RowGather gather;
+  private long next;
+  private boolean closed;
+
+  /**
+   * Takes over {@code leases}: one for each slice of the layout this node serves, in layout order;
+   * {@code localOf[s]} is slice {@code s}'s position among them, or -1 for a slice served
+   * elsewhere.
+   */
+  NodeJobBatches(
+      List<LoadedSlice.Lease> leases,
+      int[] localOf,
+      JobTicket ticket,
+      RankShare share,
+      Schema projected,
+      JobOrders orders) {
+    this.leases = List.copyOf(leases);
+    this.localOf = localOf;
+    this.ticket = ticket;
+    this.share = share;
+    this.projected = projected;
+    this.orders = orders;
+    List<LoadedSlice> slices = new ArrayList<>(leases.size());
+    leases.forEach(lease -> slices.add(lease.slice()));
+    this.gather = new RowGather(slices, projected);
+    this.next = ticket.batchFrom();
+  }
+
+  @Override
+  public FlightFrame schema() {
+    return FlightFrame.schema(projected);
+  }
+
+  @Override
+  public FlightFrame next() {
+    while (next < ticket.batchTo()) {
+      long k = next;
+      next += ticket.batchStep();
+      FlightFrame frame = batch(k);
+      if (frame != null) {
+        return frame;
+      }
+    }
+    return null;
+  }
+
+  /** This node's part of batch {@code k}, encoded, or null when it holds none of its rows. */
+  private FlightFrame batch(long k) {
+    Part part = part(k);
+    if (part == null) {
+      return null;
+    }
+    try (VectorSchemaRoot rows = part.rows();
+        ArrowRecordBatch batch = new VectorUnloader(rows).getRecordBatch()) {
+      return FlightFrame.batch(batch, new JobBatchMetadata(k, part.places()).encode());
+    }
+  }
+
+  /**
+   * This node's rows of the rank's share of a batch, in the epoch's order, and their places in the
+   * share (null when they are all of it).
+   */
+  record Part(VectorSchemaRoot rows, int[] places) {}
+
+  /** This node's part of batch {@code k} (the caller closes its rows), or null when it has none. */
+  Part part(long k) {
+    LocatedBatch located = orders.located(ticket, share, k);
+    int size = located.size();
+    int count = 0;
+    for (int i = 0; i < size; i++) {
+      if (localOf[located.slice(i)] >= 0) {
+        count++;
+      }
+    }
+    if (count == 0) {
+      return null;
+    }
+    int[] places = count == size ? null : new int[count];
+    int[] source = new int[count];
+    int[] indexIn = new int[count];
+    int j = 0;
+    for (int i = 0; i < size; i++) {
+      int local = localOf[located.slice(i)];
+      if (local < 0) {
+        continue;
+      }
+      gather.locate(local, located.row(i), source, indexIn, j);
+      if (places != null) {
+        places[j] = i;
+      }
+      j++;
+    }
+    return new Part(
+        gather.gather(source, indexIn, count, leases.get(0).slice().allocator()), places);
+  }
+
+  @Override
+  public void close() {
+    if (!closed) {
+      closed = true;
+      try {
+        gather.close();
+      } finally {
+        leases.forEach(LoadedSlice.Lease::close);
+      }
+    }
+  }
+}

@@ -1,0 +1,72 @@
+package io.floe.gateway.job;
+
+import io.floe.dataset.DatasetLayout;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Which node holds which slice of a layout, as a job read plan cut it: the distinct holders (one
+ * endpoint each) and a fingerprint of the whole assignment, which a job ticket carries so that the
+ * node serving it takes exactly the slices the planner gave it, or refuses the ticket when its view
+ * of the placement differs (a slice moved between plan and read).
+ */
+final class Placement {
+  private final List<String> holders;
+  private final int[] holderOf;
+  private final String fingerprint;
+
+  private Placement(List<String> holders, int[] holderOf, String fingerprint) {
+    this.holders = holders;
+    this.holderOf = holderOf;
+    this.fingerprint = fingerprint;
+  }
+
+  static Placement of(DatasetLayout layout) {
+    List<DatasetLayout.SliceRows> slices = layout.slices();
+    Map<String, Integer> index = new HashMap<>();
+    java.util.ArrayList<String> holders = new java.util.ArrayList<>();
+    int[] holderOf = new int[slices.size()];
+    MessageDigest digest = sha256();
+    for (int s = 0; s < slices.size(); s++) {
+      String holder = slices.get(s).holder();
+      Integer known = index.get(holder);
+      if (known == null) {
+        known = holders.size();
+        index.put(holder, known);
+        holders.add(holder);
+      }
+      holderOf[s] = known;
+      digest.update(holder.getBytes(StandardCharsets.UTF_8));
+      digest.update((byte) '\n');
+    }
+    String fingerprint = HexFormat.of().formatHex(digest.digest(), 0, 12);
+    return new Placement(List.copyOf(holders), holderOf, fingerprint);
+  }
+
+  private static MessageDigest sha256() {
+    try {
+      return MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("Every JVM has SHA-256", e);
+    }
+  }
+
+  /** The distinct holders, in the order their first slice comes in the layout. */
+  List<String> holders() {
+    return holders;
+  }
+
+  /** The index in {@link #holders} of the node holding slice {@code s}. */
+  int holderOf(int slice) {
+    return holderOf[slice];
+  }
+
+  String fingerprint() {
+    return fingerprint;
+  }
+}
