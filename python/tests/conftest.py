@@ -83,6 +83,8 @@ class Node:
             "-Dpekko.remote.artery.canonical.port=0",
             "-Dpekko.remote.artery.canonical.hostname=127.0.0.1",
             "-Dfloe.load.slice-target-size=1MiB",
+            # The suite starts many nodes; the warm-up has its own test (ServingWarmupTest).
+            *(() if "floe.gateway.warm-up" in (settings or {}) else ("-Dfloe.gateway.warm-up=0s",)),
             # Nodes of one test cluster share the secret that signs tickets.
             "-Dfloe.security.ticket-secret=python-tests-ticket-secret-0123456789",
             *(() if "floe.security.auth.tokens-file" in (settings or {}) else ("-Dfloe.security.auth.anonymous=operator",)),

@@ -49,6 +49,7 @@ public final class FloeNode implements AutoCloseable {
   private boolean flightStopped;
   private final GatewaySettings gateway;
   private final CompletableFuture<Void> closed = new CompletableFuture<>();
+  private volatile io.floe.gateway.job.ServingWarmup warmup;
 
   private FloeNode(Config config, FloeSettings settings) throws IOException {
     if (System.getProperty("io.netty.leakDetection.level") == null) {
@@ -152,6 +153,9 @@ public final class FloeNode implements AutoCloseable {
             () -> {
               try {
                 stopFlight();
+                if (warmup != null) {
+                  warmup.stop(); // gives its memory back before the allocators close
+                }
                 resources.close();
                 metrics.close();
                 closed.complete(null);
@@ -164,6 +168,10 @@ public final class FloeNode implements AutoCloseable {
         "Floe node up: Flight at {}, memory limit {} bytes",
         gateway.advertised().getUri(),
         settings.memoryLimitBytes());
+    if (!settings.servingWarmup().isZero()) {
+      warmup =
+          io.floe.gateway.job.ServingWarmup.start(resources.allocator(), settings.servingWarmup());
+    }
   }
 
   public static FloeNode start(Config config) {

@@ -21,6 +21,7 @@ import org.apache.arrow.flight.Location;
  * @param flightBindHost the address the Flight server listens on
  * @param flightPort the Flight port; 0 picks a free one
  * @param advertisedHost the host readers are told to connect to; defaults to the bind host
+ * @param servingWarmup how long the serving path is exercised after start (0: not at all)
  */
 public record FloeSettings(
     String flightBindHost,
@@ -37,6 +38,7 @@ public record FloeSettings(
     Duration askAttemptTimeout,
     Duration loadWaitTimeout,
     Duration stallTimeout,
+    Duration servingWarmup,
     StorageSettings storage,
     CatalogSettings catalogs,
     boolean managementEnabled,
@@ -74,6 +76,7 @@ public record FloeSettings(
         floe.getDuration("gateway.ask-attempt-timeout"),
         floe.getDuration("gateway.load-wait-timeout"),
         floe.getDuration("gateway.stall-timeout"),
+        floe.getDuration("gateway.warm-up"),
         StorageSettings.fromConfig(floe.getConfig("storage"), env),
         CatalogSettings.fromConfig(floe.getConfig("catalogs"), env),
         floe.getBoolean("management.enabled"),

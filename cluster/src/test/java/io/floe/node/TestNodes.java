@@ -26,6 +26,8 @@ final class TestNodes {
                         + "floe.security.allowed-locations = \"*\"\n"
                         + "floe.load.slice-target-size = 16KiB\n"
                         + "floe.load.threads = 2\n"
+                        // Tests start many nodes; ServingWarmupTest covers the warm-up.
+                        + "floe.gateway.warm-up = 0s\n"
                         + "pekko.remote.artery.canonical.hostname = 127.0.0.1\n"
                         + "pekko.remote.artery.canonical.port = 0\n"
                         // Every message between actors goes through its serializer, as it
