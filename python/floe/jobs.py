@@ -436,14 +436,18 @@ def read_epoch(
 ) -> Iterator[Tuple[int, pa.RecordBatch]]:
     """Yields ``(k, batch)`` for every batch index ``k`` of ``indices``, in order, each once.
 
-    Chunks of indices are planned one at a time; the next chunk is fetched (on a background
+    Chunks of indices (the first of one batch, so that the loop starts at once, then
+    ``chunk_batches`` each) are planned one at a time; the next chunk is fetched (on a background
     thread, its endpoints ``streams`` at a time) while the current one is consumed. A chunk whose
     streams fail is planned again whole, so a batch is yielded only once every endpoint delivered
     its part. Closing the generator cancels what is still running."""
     if len(indices) == 0:
         return
     size = chunk_size(spec, world_size, chunk_batches)
-    chunks = collections.deque(indices[i : i + size] for i in range(0, len(indices), size))
+    # The first chunk is one batch: the loop starts as soon as it is there, and the rest of the
+    # epoch is fetched in full chunks behind it.
+    chunks = collections.deque([indices[:1]])
+    chunks.extend(indices[i : i + size] for i in range(1, len(indices), size))
     fetcher = _ChunkFetcher(client, spec, epoch, world_size, rank, streams)
     driver = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"floe-job-{spec.job}-plan")
     try:

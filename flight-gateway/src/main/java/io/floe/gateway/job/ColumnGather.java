@@ -85,6 +85,7 @@ final class ColumnGather {
     target.allocateNew(Math.max(1, count));
     long data = target.getDataBuffer().memoryAddress();
     long validity = target.getValidityBuffer().memoryAddress();
+    boolean anyNulls = anyNulls(batchOf, count);
     int i = 0;
     while (i < count) {
       int r = run(batchOf, indexIn, i, count);
@@ -92,24 +93,68 @@ final class ColumnGather {
       int j = indexIn[i];
       checked(b, j + r - 1);
       checked(b, j);
+      // Nulls' slots are copied too: their contents do not matter, and one copy beats a test.
+      long source = sourceData[b] + (long) j * width;
+      long destination = data + (long) i * width;
       if (r > 1) {
-        // Nulls' slots are copied too: their contents do not matter, and one copy beats many.
-        MemoryUtil.copyMemory(
-            sourceData[b] + (long) j * width, data + (long) i * width, (long) r * width);
-        copyValidity(b, j, validity, i, r);
-      } else if (!isNull(b, j)) {
-        setBit(validity, i);
-        long source = sourceData[b] + (long) j * width;
-        long destination = data + (long) i * width;
+        MemoryUtil.copyMemory(source, destination, (long) r * width);
+      } else {
         switch (width) {
           case 8 -> MemoryUtil.putLong(destination, MemoryUtil.getLong(source));
           case 4 -> MemoryUtil.putInt(destination, MemoryUtil.getInt(source));
           case 2 -> MemoryUtil.putShort(destination, MemoryUtil.getShort(source));
           case 1 -> MemoryUtil.putByte(destination, MemoryUtil.getByte(source));
-          default -> MemoryUtil.copyMemory(source, destination, width);
+          default -> copySmall(source, destination, width);
         }
       }
+      if (anyNulls) {
+        copyValidity(b, j, validity, i, r);
+      }
       i += r;
+    }
+    if (!anyNulls) {
+      allValid(validity, count);
+    }
+  }
+
+  /** Whether any source batch of these rows has a null in this column. */
+  private boolean anyNulls(int[] batchOf, int count) {
+    for (int i = 0; i < count; i++) {
+      if (!noNulls[batchOf[i]]) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Sets the first {@code count} validity bits (the buffer is zeroed when allocated). */
+  private static void allValid(long validity, int count) {
+    int bytes = count >> 3;
+    MemoryUtil.setMemory(validity, bytes, (byte) 0xFF);
+    if ((count & 7) != 0) {
+      MemoryUtil.putByte(validity + bytes, (byte) ((1 << (count & 7)) - 1));
+    }
+  }
+
+  /**
+   * Copies a short value with word moves: a call into the runtime's copy costs more than the copy
+   * itself for the few bytes of a string, decimal or fixed-size binary.
+   */
+  private static void copySmall(long source, long destination, int length) {
+    if (length > 64) {
+      MemoryUtil.copyMemory(source, destination, length);
+      return;
+    }
+    int at = 0;
+    for (; at + 8 <= length; at += 8) {
+      MemoryUtil.putLong(destination + at, MemoryUtil.getLong(source + at));
+    }
+    if (at + 4 <= length) {
+      MemoryUtil.putInt(destination + at, MemoryUtil.getInt(source + at));
+      at += 4;
+    }
+    for (; at < length; at++) {
+      MemoryUtil.putByte(destination + at, MemoryUtil.getByte(source + at));
     }
   }
 
@@ -133,6 +178,7 @@ final class ColumnGather {
     long data = target.getDataBuffer().memoryAddress();
     long offsets = target.getOffsetBuffer().memoryAddress();
     long validity = target.getValidityBuffer().memoryAddress();
+    boolean anyNulls = anyNulls(batchOf, count);
     int end = 0;
     MemoryUtil.putInt(offsets, 0);
     int i = 0;
@@ -142,19 +188,30 @@ final class ColumnGather {
       int j = indexIn[i];
       int start = offset(b, j);
       int length = offset(b, j + r) - start;
-      MemoryUtil.copyMemory(sourceData[b] + start, data + end, length);
-      // The run's offsets, moved from where the run starts in the source to where it lands.
-      int shift = end - start;
-      long sourceOffsets = this.sourceOffsets[b] + (long) (j + 1) * width;
-      long targetOffsets = offsets + (long) (i + 1) * width;
-      for (int t = 0; t < r; t++) {
-        MemoryUtil.putInt(
-            targetOffsets + (long) t * width,
-            MemoryUtil.getInt(sourceOffsets + (long) t * width) + shift);
+      if (r == 1) {
+        copySmall(sourceData[b] + start, data + end, length);
+        end += length;
+        MemoryUtil.putInt(offsets + (long) (i + 1) * width, end);
+      } else {
+        MemoryUtil.copyMemory(sourceData[b] + start, data + end, length);
+        // The run's offsets, moved from where the run starts in the source to where it lands.
+        int shift = end - start;
+        long sourceOffsets = this.sourceOffsets[b] + (long) (j + 1) * width;
+        long targetOffsets = offsets + (long) (i + 1) * width;
+        for (int t = 0; t < r; t++) {
+          MemoryUtil.putInt(
+              targetOffsets + (long) t * width,
+              MemoryUtil.getInt(sourceOffsets + (long) t * width) + shift);
+        }
+        end += length;
       }
-      copyValidity(b, j, validity, i, r);
-      end += length;
+      if (anyNulls) {
+        copyValidity(b, j, validity, i, r);
+      }
       i += r;
+    }
+    if (!anyNulls) {
+      allValid(validity, count);
     }
     // Every offset is written: without this, setValueCount would "fill holes" over them.
     target.setLastSet(count - 1);
