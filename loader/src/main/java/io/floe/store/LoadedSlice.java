@@ -19,6 +19,10 @@ public final class LoadedSlice {
   private final Schema schema;
   private final List<ArrowRecordBatch> batches;
   private final long[] batchStarts;
+
+  /** The rows of every batch but the last when they are all equal and not 0, else 0. */
+  private final int uniformRows;
+
   private final long rows;
   private final long bytes;
   private final String decoder;
@@ -48,6 +52,7 @@ public final class LoadedSlice {
       total += batches.get(i).getLength();
     }
     batchStarts[batches.size()] = total;
+    this.uniformRows = uniformRows(this.batches);
     this.rows = total;
     this.bytes = allocator.getAllocatedMemory();
   }
@@ -76,6 +81,10 @@ public final class LoadedSlice {
 
   /** The index of the batch holding slice-relative row {@code row} (0 ≤ row < rows). */
   public int batchOf(long row) {
+    if (uniformRows > 0) {
+      // Every batch but the last holds uniformRows: a division, once per row a job gathers.
+      return (int) Math.min(row / uniformRows, batches.size() - 1);
+    }
     int index = java.util.Arrays.binarySearch(batchStarts, row);
     if (index >= 0) {
       // Empty batches share a start; take the last batch that starts at row.
@@ -89,6 +98,20 @@ public final class LoadedSlice {
 
   public long rows() {
     return rows;
+  }
+
+  private static int uniformRows(List<ArrowRecordBatch> batches) {
+    if (batches.isEmpty() || batches.get(0).getLength() == 0) {
+      return 0;
+    }
+    int rows = batches.get(0).getLength();
+    for (int i = 1; i < batches.size() - 1; i++) {
+      if (batches.get(i).getLength() != rows) {
+        return 0;
+      }
+    }
+    // The last may be shorter, not longer: a longer one would hold rows past where division says.
+    return batches.get(batches.size() - 1).getLength() <= rows ? rows : 0;
   }
 
   /**
