@@ -24,8 +24,8 @@ Method
      as python/README.md shows (every other setting its default), ``data.set_epoch(e)`` before
      each epoch; one rank.
    - ``loader-ordered``: the same with ``shuffle=False``.
-   - ``loader-persistent``: the shuffled one with ``persistent_workers=True`` (workers kept
-     between epochs).
+   - ``loader-persistent``: the shuffled one with 2 spawned worker processes kept between epochs
+     (``persistent_workers=True``, and ``worker_processes=True`` where the loader has it).
    - ``job-in-process``: the same shuffled job read by ``FloeClient.read_job`` in the loop's own
      process (no DataLoader), each batch through ``batch_to_tensors``.
    - ``plain-in-process``: ``FloeClient.read_shard`` of the whole dataset in the loop's process,
@@ -33,9 +33,13 @@ Method
    - ``no-cache``: what an engineer writes without a cache: a torch ``IterableDataset`` over the
      same Parquet files with pyarrow (``ParquetFile.iter_batches``), its pieces (row groups)
      shuffled per epoch and dealt to 2 spawned DataLoader workers, a 65,536-row shuffle buffer in
-     each worker (filled to twice that, permuted with one ``take``, half emitted), yielding
+     each worker (filled to twice that, drawn in a random order, half emitted; every item its
+     own ``take``, since a slice would be pickled with its parent's whole buffers), yielding
      4,096-row batches through the same ``batch_to_tensors``; a worker's last partial batch is
      dropped, as the jobs' ``tail="drop"`` does.
+   - ``loader-floor``: a reference, not a reader: the same DataLoader (2 spawned workers) whose
+     workers make every item from one stored 4,096-row batch (fresh tensors each time) and read
+     nothing: what spawning workers and handing items to the loop costs by itself.
 
    Every shuffled job epoch is a new epoch number. After the node's load, the first epoch read is
    ``loader-shuffled``'s (the "first epoch after the load"); then every other contender reads one
@@ -51,10 +55,10 @@ Method
 5. **Job plans on the wire** (plain ``pyarrow.flight``): one shuffled epoch read chunk by chunk
    as the client plans it (32 global batches per ``GetFlightInfo``): plan answer bytes
    (``len(FlightInfo.serialize())``), planning time, endpoints, record batches and empty record
-   batches. ``--slices-sweep`` restarts the node on the same rows written with small row groups
-   and cut into about 8 and ``--slices`` (default ~2,000) slices (``FLOE_SLICE_TARGET_SIZE``,
-   the node's ``floe.load.slice-target-size``) and measures those, and the shuffled job read with
-   ``read_job`` (no tensors), at each.
+   batches. ``--slices-sweep`` starts one more node for each of about 8 and ``--slices`` (default
+   ~2,000) slices of the same rows, written again with 2,048 row groups
+   (``FLOE_SLICE_TARGET_SIZE``, the node's ``floe.load.slice-target-size``), all up together, and
+   measures those and the shuffled job read with ``read_job`` (no tensors) on each in turn.
 
 Reading the output
 ------------------
@@ -77,9 +81,9 @@ import resource
 import statistics
 import subprocess
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 ROOT = Path(__file__).resolve().parents[2]
 # This tree's client (the venv holds an installed copy that may be older); spawned DataLoader
@@ -97,7 +101,7 @@ import torch  # noqa: E402
 import torch.utils.data  # noqa: E402
 
 import readers  # noqa: E402
-from readers import DATASET, MB, MIB, BenchTable, ensure_table, machine_info, now, rss_bytes  # noqa: E402
+from readers import DATASET, MB, BenchTable, ensure_table, machine_info, now, rss_bytes  # noqa: E402
 
 BATCH_ROWS = 4_096
 SEED = 1
@@ -106,7 +110,7 @@ SHUFFLE_BUFFER_ROWS = 65_536
 READ_ROWS = 65_536  # rows per pyarrow read in the no-cache loader (iter_batches' default)
 CHUNK_BATCHES = 32  # global batches per job plan, as the Python client plans them
 SHUFFLED_JOB, ORDERED_JOB = "bench-training-shuffled", "bench-training-ordered"
-PLAN_SAMPLES = 5
+PLAN_SAMPLES = 15
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -192,15 +196,31 @@ class ParquetShuffleDataset(torch.utils.data.IterableDataset):
             yield batch_to_tensors(item)
 
     def _shuffled(self, held, rows, keep, rng):
-        """Permutes the held rows; answers (whole batches to emit, leaving at least ``keep``
-        rows; the rows kept). With ``keep`` 0 the last partial batch is dropped."""
+        """Draws the held rows in a random order; answers (whole batches to emit, leaving at least
+        ``keep`` rows; the rows kept). With ``keep`` 0 the last partial batch is dropped.
+
+        Each batch is its own ``take``, so that its buffers hold its rows only: a slice of a larger
+        batch would be pickled whole on its way from the worker to the loop (pyarrow pickles an
+        array's entire buffers, not the slice's part: 32 times the bytes here)."""
         if not rows:
             return [], []
-        table = pa.Table.from_batches(held).take(pa.array(rng.permutation(rows))).combine_chunks()
+        table = _one_batch(held)
+        order = rng.permutation(rows)
         emit = (rows - keep) // self.batch_rows * self.batch_rows
-        out = [table.slice(start, self.batch_rows).to_batches()[0] for start in range(0, emit, self.batch_rows)]
-        kept = table.slice(emit).to_batches() if keep else []
+        out = [table.take(pa.array(order[start : start + self.batch_rows]))
+               for start in range(0, emit, self.batch_rows)]
+        kept = [table.take(pa.array(order[emit:]))] if keep else []
         return out, kept
+
+
+def _one_batch(batches: List[pa.RecordBatch]) -> pa.RecordBatch:
+    if len(batches) == 1:
+        return batches[0]
+    concat = getattr(pa, "concat_batches", None)  # pyarrow >= 19
+    if concat is not None:
+        return concat(batches)
+    table = pa.Table.from_batches(batches).combine_chunks()
+    return table.to_batches(max_chunksize=table.num_rows)[0]
 
 
 # -- the contenders --------------------------------------------------------------------------------
@@ -212,6 +232,7 @@ class Contender:
     key = ""
     label = ""
     job: Optional[str] = None  # the Floe job it reads, whose epoch numbers it shares
+    analysable = True  # its rows are the table's, each once: how batches mix means something
 
     def epoch(self, epoch: int) -> Iterator[Dict[str, Any]]:
         raise NotImplementedError
@@ -287,6 +308,43 @@ class PlainInProcess(Contender):
         self.client.close()
 
 
+class HandOverDataset(torch.utils.data.IterableDataset):
+    """Ready items and nothing else: each worker turns one stored 4,096-row batch of the table
+    into a new item (``batch_to_tensors``, fresh tensors each time) ``items`` times in all, so
+    that what the loop waits for is the DataLoader's own cost: spawning the workers, moving each
+    tensor into shared memory and passing it to the loop, pickling the string arrays."""
+
+    def __init__(self, batch: pa.RecordBatch, items: int):
+        super().__init__()
+        self.batch = batch
+        self.items = items
+
+    def __iter__(self) -> Iterator[Dict[str, Any]]:
+        from floe.tensors import batch_to_tensors
+
+        info = torch.utils.data.get_worker_info()
+        worker, workers = (0, 1) if info is None else (info.id, info.num_workers)
+        for _ in range(worker, self.items, workers):
+            yield batch_to_tensors(self.batch)
+
+
+class HandOverFloor(Contender):
+    key, label = "loader-floor", "DataLoader(2) hand-over alone: ready items, no reading"
+    analysable = False  # one batch over and over
+
+    def __init__(self, table: BenchTable):
+        first = _one_batch(readers.pads.dataset(table.paths, format="parquet").head(BATCH_ROWS).to_batches())
+        # Its own buffers (``take``), not a slice of a larger read's: see _shuffled.
+        first = first.take(pa.array(np.arange(first.num_rows)))
+        self.data = HandOverDataset(first, table.rows // BATCH_ROWS)
+        self.loader = torch.utils.data.DataLoader(
+            self.data, batch_size=None, num_workers=WORKERS, multiprocessing_context="spawn"
+        )
+
+    def epoch(self, epoch: int):
+        return iter(self.loader)
+
+
 class NoCache(Contender):
     key, label = "no-cache", "no cache: pyarrow + shuffle buffer, DataLoader(2)"
 
@@ -302,7 +360,17 @@ class NoCache(Contender):
 
 
 CONTENDERS = ("loader-shuffled", "loader-ordered", "loader-persistent", "job-in-process", "plain-in-process",
-              "no-cache")
+              "no-cache", "loader-floor")
+
+
+def _worker_processes() -> Dict[str, Any]:
+    """What asks FloeDataLoader for worker processes: nothing where they are its default, else
+    ``worker_processes=True`` (where it reads in the loop's process unless told otherwise)."""
+    import inspect
+
+    from floe.torch import FloeDataLoader
+
+    return {"worker_processes": True} if "worker_processes" in inspect.signature(FloeDataLoader).parameters else {}
 
 
 def make_contenders(keys: Sequence[str], address: str, table: BenchTable) -> List[Contender]:
@@ -312,11 +380,13 @@ def make_contenders(keys: Sequence[str], address: str, table: BenchTable) -> Lis
         "loader-ordered": lambda: FloeLoader("loader-ordered", "Floe ordered job, FloeDataLoader as documented",
                                              address, ORDERED_JOB, False),
         "loader-persistent": lambda: FloeLoader("loader-persistent",
-                                                "Floe shuffled job, FloeDataLoader, persistent_workers=True",
-                                                address, SHUFFLED_JOB, True, persistent_workers=True),
+                                                "Floe shuffled job, FloeDataLoader, persistent worker processes",
+                                                address, SHUFFLED_JOB, True, persistent_workers=True,
+                                                **_worker_processes()),
         "job-in-process": lambda: JobInProcess(address),
         "plain-in-process": lambda: PlainInProcess(address),
         "no-cache": lambda: NoCache(table),
+        "loader-floor": lambda: HandOverFloor(table),
     }
     return [made[key]() for key in keys]
 
@@ -338,6 +408,7 @@ class Epoch:
     short_items: int = 0  # items of other than 4,096 rows
     files_per_batch: Optional[float] = None  # warm-up epochs: distinct files of a batch's rows, mean
     duplicate_rows: Optional[int] = None  # warm-up epochs: rows received more than once
+    load_average: Optional[float] = None  # the machine's 1-minute load average at the epoch's end
 
     @property
     def rows_s(self) -> float:
@@ -369,7 +440,7 @@ def run_epoch(contender: Contender, epoch: int, round_: int, node_pid: int, node
     node_cpu = _proc_cpu(node_pid) - node_cpu
     cpu = reader_cpu(nodes) - cpu
     result = Epoch(contender.key, round_, epoch, rows, items, seconds, None if first is None else first - started,
-                   cpu, node_cpu, short)
+                   cpu, node_cpu, short, load_average=os.getloadavg()[0])
     if bounds is not None and ids:
         result.files_per_batch = statistics.fmean(
             len(np.unique(np.searchsorted(bounds, batch, side="right"))) for batch in ids
@@ -508,7 +579,7 @@ def measure(args, table: BenchTable, log_dir: Path) -> Dict[str, Any]:
             next_epoch[key] = epoch + 1
             # Each contender's first epoch also keeps its ids (a copy per item, microseconds),
             # looked at after the epoch's clock stopped.
-            analyse = contender.key not in analysed
+            analyse = contender.analysable and contender.key not in analysed
             analysed.add(contender.key)
             result = run_epoch(contender, epoch, round_, node.pid, nodes, bounds if analyse else None)
             epochs.append(result)
@@ -548,28 +619,44 @@ def measure(args, table: BenchTable, log_dir: Path) -> Dict[str, Any]:
 
 
 def sweep(args, log_dir: Path) -> List[Dict[str, Any]]:
-    """The same rows written with small row groups, loaded as ~8 and ``--slices`` slices (one
-    node start each): the shuffled job's reads and plans."""
+    """The same rows written with small row groups, loaded as ~8 and ``--slices`` slices, one node
+    each, all up together (started and loaded one after the other); the shuffled job read with
+    ``read_job`` on each in turn (a warm-up epoch, then ``--rounds`` rounds of ``--epochs``), then
+    its plans and record batches on the wire."""
     most = max(args.slices)
     # bench-readers' sweep table (2,048 row groups) unless more slices are asked for
     groups = readers.SWEEP_ROW_GROUPS if most <= readers.SWEEP_ROW_GROUPS else most + most // 20
     table = ensure_table(args.tables, args.rows, max(1, args.rows // groups))
-    rows = []
-    for wanted in [8, *args.slices]:
-        target = readers.slice_target_for(table, wanted)
-        print(f"sweep: ~{wanted:,} slices (FLOE_SLICE_TARGET_SIZE={target}B) ...", flush=True)
-        node, facts = start_node(args, log_dir / f"node-sweep-{wanted}.log", table, target)
-        try:
-            reads = job_reads(node.address, SHUFFLED_JOB, range(1 + args.rounds))[1:]  # the first warms up
-            wire = job_wire(node.address, SHUFFLED_JOB, 1 + args.rounds)
-        finally:
+    rows: List[Dict[str, Any]] = []
+    nodes = []
+    try:
+        for wanted in [8, *args.slices]:
+            target = readers.slice_target_for(table, wanted)
+            print(f"sweep: ~{wanted:,} slices (FLOE_SLICE_TARGET_SIZE={target}B) ...", flush=True)
+            node, facts = start_node(args, log_dir / f"node-sweep-{wanted}.log", table, target)
+            nodes.append(node)
+            rows.append(dict(wanted=wanted, slice_target_bytes=target, slices=facts["status"].get("slices_total"),
+                             bytes=facts["status"]["bytes"], load_s=facts["load_s"], job_rows_s=[]))
+            print(f"  {rows[-1]['slices']:,} slices loaded in {facts['load_s']:.1f} s", flush=True)
+        for node in nodes:
+            job_reads(node.address, SHUFFLED_JOB, [0])  # warm-up
+        epoch = 1
+        for r in range(args.rounds):
+            for node, row in zip(nodes, rows):
+                row["job_rows_s"] += job_reads(node.address, SHUFFLED_JOB, range(epoch, epoch + args.epochs))
+            epoch += args.epochs
+            print(f"  round {r + 1}/{args.rounds}: read_job " + ", ".join(
+                f"{row['slices']:,} slices {statistics.fmean(row['job_rows_s'][-args.epochs:]) / 1e3:,.0f} k rows/s"
+                for row in rows), flush=True)
+        for node, row in zip(nodes, rows):
+            reads = row["job_rows_s"]
+            row.update(job_rows_s_median=statistics.median(reads), job_rows_s_best=max(reads),
+                       wire=job_wire(node.address, SHUFFLED_JOB, epoch))
+            print(f"  {row['slices']:,} slices: read_job {row['job_rows_s_median'] / 1e3:,.0f} k rows/s median "
+                  f"({row['job_rows_s_best'] / 1e3:,.0f} best); {_wire_line(row['wire'])}", flush=True)
+    finally:
+        for node in nodes:
             node.stop()
-        row = dict(wanted=wanted, slice_target_bytes=target, slices=facts["status"].get("slices_total"),
-                   bytes=facts["status"]["bytes"], load_s=facts["load_s"], job_rows_s=reads,
-                   job_rows_s_median=statistics.median(reads), job_rows_s_best=max(reads), wire=wire)
-        rows.append(row)
-        print(f"  {row['slices']:,} slices: read_job {row['job_rows_s_median'] / 1e3:,.0f} k rows/s median "
-              f"({row['job_rows_s_best'] / 1e3:,.0f} best); {_wire_line(wire)}", flush=True)
     base = rows[0]
     for row in rows:
         row["job_vs_8"] = row["job_rows_s_median"] / base["job_rows_s_median"]
@@ -636,6 +723,7 @@ class Ratio:
     target: Optional[str] = None
     met: Optional[bool] = None
     note: str = ""
+    short: str = ""  # the chart's label
 
     @property
     def verdict(self) -> str:
@@ -650,23 +738,26 @@ def _per_round(a: Summary, b: Summary) -> Optional[float]:
 def ratios(results: Dict[str, Any], s: Dict[str, Summary]) -> List[Ratio]:
     found: List[Ratio] = []
 
-    def speed(code, a, b, text, goal=None, test=None):
+    def speed(code, a, b, text, goal=None, test=None, short=""):
         if a in s and b in s:
             m = s[a].median / s[b].median
             found.append(Ratio(code, text, m, s[a].best / s[b].best, _per_round(s[a], s[b]), goal,
-                               None if test is None else test(m)))
+                               None if test is None else test(m), short=short))
 
     speed("a", "loader-shuffled", "loader-ordered", "shuffled ÷ unshuffled job, both through the documented loader",
-          "≥ 0.8×", lambda m: m >= 0.8)
+          "≥ 0.8×", lambda m: m >= 0.8, "shuffled ÷ unshuffled, loader")
     speed("a", "loader-shuffled", "plain-in-process",
           "shuffled through the loader ÷ plain read into tensors in the loop's process", "≥ 0.5× (within 2×)",
-          lambda m: m >= 0.5)
+          lambda m: m >= 0.5, "loader, shuffled ÷ plain in the loop")
     speed("a", "job-in-process", "plain-in-process", "shuffled job in the loop's process ÷ plain read in it")
-    speed("a", "loader-persistent", "loader-shuffled", "persistent workers ÷ the documented loader")
+    speed("a", "loader-persistent", "loader-shuffled", "persistent worker processes ÷ the documented loader")
+    speed("a", "loader-shuffled", "loader-floor", "shuffled through the loader ÷ DataLoader hand-over alone")
+    speed("a", "loader-ordered", "loader-floor", "unshuffled through the loader ÷ DataLoader hand-over alone")
     speed("b", "loader-shuffled", "no-cache", "shuffled through the loader ÷ the no-cache loader", "≥ 3×",
-          lambda m: m >= 3.0)
+          lambda m: m >= 3.0, "loader, shuffled ÷ no-cache loader")
     speed("b", "plain-in-process", "no-cache", "plain read in the loop's process ÷ the no-cache loader")
     speed("b", "job-in-process", "no-cache", "shuffled job in the loop's process ÷ the no-cache loader")
+    speed("b", "no-cache", "loader-floor", "the no-cache loader ÷ DataLoader hand-over alone")
     if "plain-in-process" in s:
         plain = s["plain-in-process"].node_cpu_s
         for key in ("loader-shuffled", "job-in-process"):
@@ -674,7 +765,9 @@ def ratios(results: Dict[str, Any], s: Dict[str, Summary]) -> List[Ratio]:
                 m = s[key].node_cpu_s / plain
                 found.append(Ratio("c", f"node CPU per epoch, {s[key].label} ÷ plain read", m, target="≤ 3×",
                                    met=m <= 3.0 if key == "loader-shuffled" else None,
-                                   note=f"{s[key].node_cpu_s:.2f} s ÷ {plain:.2f} s"))
+                                   note=f"{s[key].node_cpu_s:.2f} s ÷ {plain:.2f} s",
+                                   short=f"node CPU, shuffled ({'loader' if key == 'loader-shuffled' else 'read_job'}) "
+                                         "÷ plain"))
     sweep_rows = results.get("sweep")
     if sweep_rows:
         base = sweep_rows[0]
@@ -683,15 +776,16 @@ def ratios(results: Dict[str, Any], s: Dict[str, Summary]) -> List[Ratio]:
             met = row["job_vs_8"] >= 0.8 and row["plan_bytes_vs_8"] <= 1.5 and row["plan_ms_vs_8"] <= 1.5 \
                 and wire["empty_record_batches"] == 0
             found.append(Ratio(
-                "d", f"{row['slices']:,} ÷ {base['slices']} slices: shuffled job read (read_job)", row["job_vs_8"],
+                "d", f"{row['slices']:,} ÷ {base['slices']} slices: shuffled job, read_job", row["job_vs_8"],
                 row["job_rows_s_best"] / base["job_rows_s_best"], None,
                 "≥ 0.8×; plan bytes and time ≤ 1.5×; 0 empty", met,
-                f"plan bytes {row['plan_bytes_vs_8']:.2f}×, plan time {row['plan_ms_vs_8']:.2f}×, "
-                f"{wire['empty_record_batches']:,}/{wire['record_batches']:,} record batches empty"))
+                f"plan bytes {row['plan_bytes_vs_8']:.2f}×, time {row['plan_ms_vs_8']:.2f}×; "
+                f"{wire['empty_record_batches']:,}/{wire['record_batches']:,} batches empty",
+                f"{row['slices']:,} ÷ {base['slices']} slices, shuffled job"))
     wire = results.get("wire")
     if wire:
         found.append(Ratio("d", f"main node ({results['node']['status'].get('slices_total')} slices): empty record "
-                                "batches in a shuffled epoch", None, target="0",
+                                "batches, shuffled epoch", None, target="0",
                            met=wire["empty_record_batches"] == 0,
                            note=f"{wire['empty_record_batches']:,}/{wire['record_batches']:,}; plan "
                                 f"{wire['plan_bytes']:,.0f} bytes, {wire['plan_ms']:.1f} ms"))
@@ -702,7 +796,7 @@ def ratios(results: Dict[str, Any], s: Dict[str, Summary]) -> List[Ratio]:
         found.append(Ratio("e", "first epoch after the load ÷ later epochs (documented loader, shuffled)", m,
                            target="≥ 0.9×", met=m >= 0.9,
                            note=f"{first[0].rows_s / 1e3:,.0f} k ÷ {later / 1e3:,.0f} k rows/s; first item "
-                                f"{_s(first[0].first_item_s)}"))
+                                f"{_s(first[0].first_item_s)}", short="first epoch after load ÷ later"))
         latency = s["loader-shuffled"].first_item_s
         found.append(Ratio("e", "first batch of an epoch, documented loader (median)", None, target="≤ 0.2 s",
                            met=None if latency is None else latency <= 0.2, note=_s(latency)))
@@ -719,7 +813,7 @@ def _x(value: Optional[float]) -> str:
 
 def _wire_line(wire: Dict[str, Any]) -> str:
     return (f"plan {wire['plan_bytes']:,.0f} bytes ({wire['endpoints_per_plan']:.0f} endpoints) in {wire['plan_ms']:.1f} ms "
-            f"warm; {wire['empty_record_batches']:,} of {wire['record_batches']:,} record batches empty; "
+            f"warm ({wire['plan_ms_epoch_median']:.1f} ms per chunk in the epoch); {wire['empty_record_batches']:,} of {wire['record_batches']:,} record batches empty; "
             f"{wire['rows_s'] / 1e3:,.0f} k rows/s endpoint by endpoint")
 
 
@@ -770,7 +864,7 @@ def draw_chart(path: Path, results: Dict[str, Any], s: Dict[str, Summary], found
     keys = [k for k in results["labels"] if k in s]
     ys = list(range(len(keys)))
     colours = {"loader-shuffled": "#1f77b4", "loader-ordered": "#aec7e8", "loader-persistent": "#17becf",
-               "job-in-process": "#9467bd", "plain-in-process": "#2ca02c", "no-cache": "#ff7f0e"}
+               "job-in-process": "#9467bd", "plain-in-process": "#2ca02c", "no-cache": "#ff7f0e", "loader-floor": "#c7c7c7"}
     medians = [s[k].median / 1e6 for k in keys]
     axis = axes[0]
     axis.barh(ys, medians, color=[colours.get(k, "#7f7f7f") for k in keys])
@@ -786,13 +880,13 @@ def draw_chart(path: Path, results: Dict[str, Any], s: Dict[str, Summary], found
     axis = axes[1]
     ys = list(range(len(shown)))
     values = [r.median for r in shown]
-    axis.barh(ys, values, color=["#2ca02c" if r.met else "#d62728" for r in shown])
+    axis.barh(ys, values, color=["#7f7f7f" if r.met is None else "#2ca02c" if r.met else "#d62728" for r in shown])
     for y, r in zip(ys, shown):
         goal = float(r.target.split("×")[0].split()[-1])
         axis.plot([goal, goal], [y - 0.4, y + 0.4], "k-", linewidth=2)
         axis.text(r.median, y, f" {r.median:.2f}×", va="center", fontsize=8)
     axis.set_xscale("log")
-    axis.set_yticks(ys, [f"({r.code}) {r.text[:48]}" for r in shown], fontsize=7)
+    axis.set_yticks(ys, [f"({r.code}) {r.short or r.text[:40]}" for r in shown], fontsize=8)
     axis.invert_yaxis()
     axis.set_xlabel("ratio of medians (bar) and issue 20's target (black line), log scale")
     axis.set_title("Ratios")

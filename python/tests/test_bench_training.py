@@ -33,7 +33,7 @@ def test_bench_training_runs_end_to_end(classpath, tmp_path):
         "(a) shuffled through the loader ÷ plain read into tensors in the loop's process",
         "(b) shuffled through the loader ÷ the no-cache loader",
         "(c) node CPU per epoch",
-        "(d) main node (8 slices): empty record batches in a shuffled epoch",
+        "(d) main node (8 slices): empty record batches",
         "(e) first epoch after the load ÷ later epochs",
         "(e) first batch of an epoch",
     ):
