@@ -42,7 +42,7 @@ public final class ServingWarmup {
   private static final int SLICE_ROWS = 50_000;
   private static final int SLICE_BATCH_ROWS = 8_192;
   private static final int BATCH_ROWS = 4_096;
-  private static final int ROUNDS = 8;
+  private static final int ROUNDS = 64;
 
   private final Thread thread;
   private volatile boolean stopped;
