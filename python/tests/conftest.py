@@ -62,6 +62,17 @@ def classpath() -> str:
     return ":".join([*(str(m) for m in modules), runtime.read_text().strip()])
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM when the test process dies, also when it dies without
+    running its teardown (a crash in a native library), so no node outlives its test run."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: teardown alone stops the node
+
+
 class Node:
     """A Floe data node process on 127.0.0.1; ``address`` is its Flight URI."""
 
@@ -101,7 +112,7 @@ class Node:
         environment.update(env or {})
         self.process = subprocess.Popen(
             command, cwd=ROOT, stdout=self._log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env=environment,
+            env=environment, preexec_fn=_die_with_parent,
         )
 
     def tail(self, lines: int = 40) -> str:
