@@ -31,8 +31,8 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.flight as fl
 
 from ._retry import backoff
@@ -200,7 +200,7 @@ def _concat(parts: Sequence[pa.RecordBatch]) -> pa.RecordBatch:
 
 # A job stream's record batch: the global batch index, the batch, and where its rows go in the
 # rank's share (None: the whole share, in order).
-_Part = Tuple[int, pa.RecordBatch, Optional[np.ndarray]]
+_Part = Tuple[int, pa.RecordBatch, Optional[pa.Array]]
 
 
 def _job_part(chunk) -> _Part:
@@ -211,10 +211,13 @@ def _job_part(chunk) -> _Part:
     size = 0 if metadata is None else metadata.size
     if size < 8 or (size - 8) % 4:
         raise FloeError(f"A job stream's record batch came with {size} bytes of metadata, not a batch index and places", code="PROTOCOL")
-    batch_index = int(np.frombuffer(metadata, dtype="<i8", count=1)[0])
-    places = np.frombuffer(metadata, dtype="<i4", offset=8) if size > 8 else None
-    if places is not None and len(places) != chunk.data.num_rows:
-        raise FloeError(f"A job stream's part of batch {batch_index} has {chunk.data.num_rows} rows and {len(places)} places", code="PROTOCOL")
+    batch_index = int.from_bytes(metadata.slice(0, 8).to_pybytes(), "little", signed=True)
+    places = None
+    if size > 8:
+        # A view of the metadata's bytes (Arrow's int32 is little-endian on every platform it runs on).
+        places = pa.Array.from_buffers(pa.int32(), (size - 8) // 4, [None, metadata.slice(8)])
+        if len(places) != chunk.data.num_rows:
+            raise FloeError(f"A job stream's part of batch {batch_index} has {chunk.data.num_rows} rows and {len(places)} places", code="PROTOCOL")
     return batch_index, chunk.data, places
 
 
@@ -224,14 +227,17 @@ def _placed(parts: Sequence[_Part], rows: int) -> Optional[pa.RecordBatch]:
     places is the share itself (no copy)."""
     if len(parts) == 1 and parts[0][2] is None:
         return parts[0][1] if parts[0][1].num_rows == rows else None
-    places = np.concatenate([p if p is not None else np.arange(b.num_rows, dtype=np.int32) for _, b, p in parts])
-    if len(places) != rows or (len(places) and (places.min() < 0 or places.max() >= rows)):
+    places = pa.concat_arrays(
+        [p if p is not None else pa.array(range(b.num_rows), pa.int32()) for _, b, p in parts]
+    )
+    if len(places) != rows:
         return None
-    order = np.full(rows, -1, dtype=np.int64)
-    order[places] = np.arange(rows, dtype=np.int64)
-    if rows and order.min() < 0:
-        return None  # a place given twice, another not at all
-    return _concat([b for _, b, _ in parts]).take(pa.array(order))
+    if rows:
+        low, high = pc.min_max(places).values()
+        if low.as_py() != 0 or high.as_py() != rows - 1 or pc.count_distinct(places).as_py() != rows:
+            return None  # a place given twice, another not at all
+    # The row that goes to place i is the i-th when the rows are sorted by their places.
+    return _concat([b for _, b, _ in parts]).take(pc.sort_indices(places))
 
 
 class _Cancelled(Exception):
