@@ -214,13 +214,9 @@ class ParquetShuffleDataset(torch.utils.data.IterableDataset):
 
 
 def _one_batch(batches: List[pa.RecordBatch]) -> pa.RecordBatch:
-    if len(batches) == 1:
-        return batches[0]
-    concat = getattr(pa, "concat_batches", None)  # pyarrow >= 19
-    if concat is not None:
-        return concat(batches)
-    table = pa.Table.from_batches(batches).combine_chunks()
-    return table.to_batches(max_chunksize=table.num_rows)[0]
+    from floe.jobs import _concat  # the client's own, imported here as floe is elsewhere
+
+    return _concat(batches)
 
 
 # -- the contenders --------------------------------------------------------------------------------
