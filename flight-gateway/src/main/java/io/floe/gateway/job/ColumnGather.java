@@ -1,5 +1,6 @@
 package io.floe.gateway.job;
 
+import java.util.Arrays;
 import org.apache.arrow.memory.util.MemoryUtil;
 import org.apache.arrow.util.Preconditions;
 import org.apache.arrow.vector.BaseFixedWidthVector;
@@ -9,31 +10,37 @@ import org.apache.arrow.vector.FieldVector;
 
 /**
  * Copies chosen values of one column, drawn from several source batches, into a new vector by
- * addressing the buffers directly. A shuffled job part picks rows at random from a slice; what
- * costs is the per-value overhead of Arrow's {@code copyFrom} (type checks, bounds checks, capacity
- * checks and reallocations). Here the target is sized exactly once (for strings and binaries, from
- * the sum of the chosen values' lengths), a run of rows that sit next to each other in one source
- * batch is copied in one call (an ordered job's parts are nearly all one run), and a lone value is
- * one load and one store. Only flat fixed-width (not bit-packed) and 32-bit-offset variable-width
- * vectors are handled; {@link #handles} says which.
+ * addressing the buffers directly, following a part's {@link GatherRuns}: Arrow's {@code copyFrom}
+ * costs type, bounds and capacity checks per value. The target is sized exactly once (for strings
+ * and binaries, from the sum of the chosen values' lengths), a run is one bulk copy, and a lone
+ * value one load and one store. Only flat fixed-width (not bit-packed) and 32-bit-offset
+ * variable-width vectors are handled; {@link #handles} says which.
  *
- * <p>One instance serves one column of one slice: it keeps the buffer addresses of each source
- * batch, and whether it has nulls, from when the batch is first viewed (slices are immutable).
+ * <p>One instance serves one column of a gather's source batches: it keeps each batch's buffer
+ * addresses, and whether it has nulls, from when the batch is first viewed (slices are immutable).
  */
 final class ColumnGather {
+  private static final int OFFSET_WIDTH = BaseVariableWidthVector.OFFSET_WIDTH;
+
+  /** Values up to this many bytes are copied in whole words when there is room. */
+  private static final int WORD_COPY_LIMIT = 64;
+
   private final long[] sourceData;
   private final long[] sourceOffsets;
+
+  /** sourceDataEnd[b]: the end of batch b's data buffer, past which no word may be read. */
+  private final long[] sourceDataEnd;
+
   private final long[] sourceValidity;
   private final boolean[] noNulls;
-  private final int[] valueCounts;
 
-  /** For a column of a slice of {@code batches} batches. */
+  /** For a column of {@code batches} source batches. */
   ColumnGather(int batches) {
     sourceData = new long[batches];
     sourceOffsets = new long[batches];
+    sourceDataEnd = new long[batches];
     sourceValidity = new long[batches];
     noNulls = new boolean[batches];
-    valueCounts = new int[batches];
   }
 
   /** Whether {@link #gather} can fill {@code target}. */
@@ -44,9 +51,9 @@ final class ColumnGather {
 
   /** Notes where batch {@code b}'s values of this column are; {@code source} is one it handles. */
   void add(int b, FieldVector source) {
-    valueCounts[b] = source.getValueCount();
     noNulls[b] = source.getNullCount() == 0;
     sourceData[b] = source.getDataBuffer().memoryAddress();
+    sourceDataEnd[b] = sourceData[b] + source.getDataBuffer().capacity();
     sourceValidity[b] = noNulls[b] ? 0 : source.getValidityBuffer().memoryAddress();
     if (source instanceof BaseVariableWidthVector) {
       sourceOffsets[b] = source.getOffsetBuffer().memoryAddress();
@@ -54,77 +61,107 @@ final class ColumnGather {
   }
 
   /**
-   * Fills {@code target} (new, unallocated) with {@code count} values: value {@code i} is batch
-   * {@code batchOf[i]}'s value at {@code indexIn[i]}. Every batch referenced was {@link #add}ed.
+   * Fills {@code target} (new, unallocated) with the part's rows that {@code runs} lists. Every
+   * batch they reference was {@link #add}ed, and the runs were checked against its rows.
    */
-  void gather(FieldVector target, int[] batchOf, int[] indexIn, int count) {
+  void gather(FieldVector target, GatherRuns runs) {
     if (target instanceof BaseVariableWidthVector variable) {
-      variableWidth(variable, batchOf, indexIn, count);
+      variableWidth(variable, runs);
     } else {
-      fixedWidth((BaseFixedWidthVector) target, batchOf, indexIn, count);
+      fixedWidth((BaseFixedWidthVector) target, runs);
     }
-    target.setValueCount(count);
+    target.setValueCount(runs.rows());
   }
 
-  /**
-   * The length of the run of values starting at {@code i} that sit next to each other in one source
-   * batch: an ordered job's parts are nearly all one run, and a shuffled job's have short ones.
-   */
-  private static int run(int[] batchOf, int[] indexIn, int i, int count) {
-    int b = batchOf[i];
-    int j = indexIn[i];
-    int r = 1;
-    while (i + r < count && batchOf[i + r] == b && indexIn[i + r] == j + r) {
-      r++;
-    }
-    return r;
-  }
-
-  private void fixedWidth(BaseFixedWidthVector target, int[] batchOf, int[] indexIn, int count) {
+  private void fixedWidth(BaseFixedWidthVector target, GatherRuns runs) {
     int width = target.getTypeWidth();
-    target.allocateNew(Math.max(1, count));
+    target.allocateNew(Math.max(1, runs.rows()));
     long data = target.getDataBuffer().memoryAddress();
     long validity = target.getValidityBuffer().memoryAddress();
-    boolean anyNulls = anyNulls(batchOf, count);
-    int i = 0;
-    while (i < count) {
-      int r = run(batchOf, indexIn, i, count);
-      int b = batchOf[i];
-      int j = indexIn[i];
-      checked(b, j + r - 1);
-      checked(b, j);
-      // Nulls' slots are copied too: their contents do not matter, and one copy beats a test.
-      long source = sourceData[b] + (long) j * width;
-      long destination = data + (long) i * width;
-      if (r > 1) {
-        MemoryUtil.copyMemory(source, destination, (long) r * width);
-      } else {
-        switch (width) {
-          case 8 -> MemoryUtil.putLong(destination, MemoryUtil.getLong(source));
-          case 4 -> MemoryUtil.putInt(destination, MemoryUtil.getInt(source));
-          case 2 -> MemoryUtil.putShort(destination, MemoryUtil.getShort(source));
-          case 1 -> MemoryUtil.putByte(destination, MemoryUtil.getByte(source));
-          default -> copySmall(source, destination, width);
-        }
-      }
-      if (anyNulls) {
-        copyValidity(b, j, validity, i, r);
-      }
-      i += r;
+    // One loop per width, so that a lone value (a shuffled part is nearly all of them) is one
+    // load and one store; nulls' slots are copied too: one copy beats a test.
+    switch (width) {
+      case 8 -> copyFixed8(runs, data);
+      case 4 -> copyFixed4(runs, data);
+      default -> copyFixed(runs, data, width);
     }
-    if (!anyNulls) {
-      allValid(validity, count);
+    validity(runs, validity);
+  }
+
+  private void copyFixed8(GatherRuns runs, long data) {
+    if (runs.runs() == runs.rows()) {
+      int[] source = runs.sources();
+      int[] from = runs.froms();
+      int[] to = runs.tos();
+      long[] sourceData = this.sourceData;
+      for (int r = 0; r < source.length && r < runs.runs(); r++) {
+        MemoryUtil.putLong(
+            data + ((long) to[r] << 3),
+            MemoryUtil.getLong(sourceData[source[r]] + ((long) from[r] << 3)));
+      }
+      return;
+    }
+    for (int r = 0; r < runs.runs(); r++) {
+      long source = sourceData[runs.source(r)] + ((long) runs.from(r) << 3);
+      long destination = data + ((long) runs.to(r) << 3);
+      int n = runs.length(r);
+      if (n == 1) {
+        MemoryUtil.putLong(destination, MemoryUtil.getLong(source));
+      } else {
+        MemoryUtil.copyMemory(source, destination, (long) n << 3);
+      }
     }
   }
 
-  /** Whether any source batch of these rows has a null in this column. */
-  private boolean anyNulls(int[] batchOf, int count) {
-    for (int i = 0; i < count; i++) {
-      if (!noNulls[batchOf[i]]) {
-        return true;
+  private void copyFixed4(GatherRuns runs, long data) {
+    if (runs.lone()) {
+      int[] source = runs.sources();
+      int[] from = runs.froms();
+      int[] to = runs.tos();
+      for (int r = 0; r < runs.rows(); r++) {
+        long at = sourceData[source[r]] + ((long) from[r] << 2);
+        MemoryUtil.putInt(data + ((long) to[r] << 2), MemoryUtil.getInt(at));
+      }
+      return;
+    }
+    for (int r = 0; r < runs.runs(); r++) {
+      long source = sourceData[runs.source(r)] + ((long) runs.from(r) << 2);
+      long destination = data + ((long) runs.to(r) << 2);
+      int n = runs.length(r);
+      if (n == 1) {
+        MemoryUtil.putInt(destination, MemoryUtil.getInt(source));
+      } else {
+        MemoryUtil.copyMemory(source, destination, (long) n << 2);
       }
     }
-    return false;
+  }
+
+  private void copyFixed(GatherRuns runs, long data, int width) {
+    for (int r = 0; r < runs.runs(); r++) {
+      long source = sourceData[runs.source(r)] + (long) runs.from(r) * width;
+      long destination = data + (long) runs.to(r) * width;
+      int n = runs.length(r);
+      if (n == 1) {
+        copySmall(source, destination, width);
+      } else {
+        MemoryUtil.copyMemory(source, destination, (long) n * width);
+      }
+    }
+  }
+
+  /** Sets the part's validity bits: all at once when no source batch of its runs has a null. */
+  private void validity(GatherRuns runs, long validity) {
+    boolean anyNulls = false;
+    for (int r = 0; r < runs.runs() && !anyNulls; r++) {
+      anyNulls = !noNulls[runs.source(r)];
+    }
+    if (!anyNulls) {
+      allValid(validity, runs.rows());
+      return;
+    }
+    for (int r = 0; r < runs.runs(); r++) {
+      copyValidity(runs.source(r), runs.from(r), validity, runs.to(r), runs.length(r));
+    }
   }
 
   /** Sets the first {@code count} validity bits (the buffer is zeroed when allocated). */
@@ -158,63 +195,137 @@ final class ColumnGather {
     }
   }
 
-  private void variableWidth(
-      BaseVariableWidthVector target, int[] batchOf, int[] indexIn, int count) {
-    int width = BaseVariableWidthVector.OFFSET_WIDTH;
-    long bytes = 0;
-    for (int i = 0; i < count; ) {
-      int r = run(batchOf, indexIn, i, count);
-      int b = batchOf[i];
-      int j = indexIn[i];
-      checked(b, j + r - 1);
-      checked(b, j);
-      // A null's length is 0 in a valid vector; a run's bytes are its end offset less its start.
-      bytes += offset(b, j + r) - offset(b, j);
-      i += r;
+  /**
+   * Strings and binaries. A part of a few long runs (an ordered job's) copies each run's bytes in
+   * one call and moves its offsets; a shuffled part, nearly all lone values, goes by {@link
+   * #loneValues}.
+   */
+  private void variableWidth(BaseVariableWidthVector target, GatherRuns runs) {
+    if (runs.lone() || (long) runs.runs() * 4 > runs.rows()) {
+      loneValues(target, runs);
+    } else {
+      longRuns(target, runs);
     }
-    Preconditions.checkState(
-        bytes <= Integer.MAX_VALUE, "A part of %s bytes does not fit 32-bit offsets", bytes);
-    target.allocateNew(Math.max(1, bytes), Math.max(1, count));
+    validity(runs, target.getValidityBuffer().memoryAddress());
+    // Every offset is written: without this, setValueCount would "fill holes" over them.
+    target.setLastSet(runs.rows() - 1);
+  }
+
+  private void longRuns(BaseVariableWidthVector target, GatherRuns runs) {
+    long bytes = 0;
+    for (int r = 0; r < runs.runs(); r++) {
+      int b = runs.source(r);
+      bytes += offset(b, runs.from(r) + runs.length(r)) - offset(b, runs.from(r));
+    }
+    allocate(target, bytes, runs.rows());
     long data = target.getDataBuffer().memoryAddress();
     long offsets = target.getOffsetBuffer().memoryAddress();
-    long validity = target.getValidityBuffer().memoryAddress();
-    boolean anyNulls = anyNulls(batchOf, count);
-    int end = 0;
     MemoryUtil.putInt(offsets, 0);
-    int i = 0;
-    while (i < count) {
-      int r = run(batchOf, indexIn, i, count); // checked while sizing
-      int b = batchOf[i];
-      int j = indexIn[i];
+    // Runs are in the sources' order; where each lands needs the bytes of the runs before it in
+    // the part, so the runs' lengths go to their places first.
+    int[] runAt = new int[runs.rows()];
+    Arrays.fill(runAt, -1);
+    for (int r = 0; r < runs.runs(); r++) {
+      runAt[runs.to(r)] = r;
+    }
+    int end = 0;
+    for (int i = 0; i < runs.rows(); ) {
+      int r = runAt[i];
+      int b = runs.source(r);
+      int j = runs.from(r);
+      int n = runs.length(r);
       int start = offset(b, j);
-      int length = offset(b, j + r) - start;
-      if (r == 1) {
-        copySmall(sourceData[b] + start, data + end, length);
-        end += length;
-        MemoryUtil.putInt(offsets + (long) (i + 1) * width, end);
-      } else {
-        MemoryUtil.copyMemory(sourceData[b] + start, data + end, length);
-        // The run's offsets, moved from where the run starts in the source to where it lands.
-        int shift = end - start;
-        long sourceOffsets = this.sourceOffsets[b] + (long) (j + 1) * width;
-        long targetOffsets = offsets + (long) (i + 1) * width;
-        for (int t = 0; t < r; t++) {
-          MemoryUtil.putInt(
-              targetOffsets + (long) t * width,
-              MemoryUtil.getInt(sourceOffsets + (long) t * width) + shift);
+      int length = offset(b, j + n) - start;
+      MemoryUtil.copyMemory(sourceData[b] + start, data + end, length);
+      // The run's offsets, moved from where the run starts in the source to where it lands.
+      int shift = end - start;
+      long sourceOffsets = this.sourceOffsets[b] + (long) (j + 1) * OFFSET_WIDTH;
+      long targetOffsets = offsets + (long) (i + 1) * OFFSET_WIDTH;
+      for (int t = 0; t < n; t++) {
+        MemoryUtil.putInt(
+            targetOffsets + (long) t * OFFSET_WIDTH,
+            MemoryUtil.getInt(sourceOffsets + (long) t * OFFSET_WIDTH) + shift);
+      }
+      end += length;
+      i += n;
+    }
+  }
+
+  /**
+   * Two sweeps: the first, in the sources' order, notes where each value's bytes are and how long
+   * they are; the second, in the part's order, writes the offsets and the bytes, a short value in
+   * whole words where the source has room to read them (the words' surplus lands where the next
+   * value's bytes go next, and past the end in the slack {@link #allocate} leaves).
+   */
+  private void loneValues(BaseVariableWidthVector target, GatherRuns runs) {
+    int count = runs.rows();
+    long[] address = new long[count];
+    // A value whose words would read past its source buffer is marked by a negative length.
+    int[] lengths = new int[count];
+    long bytes = 0;
+    if (runs.lone()) {
+      int[] source = runs.sources();
+      int[] from = runs.froms();
+      int[] to = runs.tos();
+      for (int r = 0; r < count; r++) {
+        int b = source[r];
+        long offsets = sourceOffsets[b] + ((long) from[r] << 2);
+        int start = MemoryUtil.getInt(offsets);
+        int length = MemoryUtil.getInt(offsets + OFFSET_WIDTH) - start;
+        long at = sourceData[b] + start;
+        address[to[r]] = at;
+        lengths[to[r]] = at + words(length) <= sourceDataEnd[b] ? length : -length;
+        bytes += length;
+      }
+    }
+    for (int r = 0; r < runs.runs() && !runs.lone(); r++) {
+      int b = runs.source(r);
+      int j = runs.from(r);
+      int i = runs.to(r);
+      long offsets = sourceOffsets[b] + (long) j * OFFSET_WIDTH;
+      int previous = MemoryUtil.getInt(offsets);
+      for (int t = 0; t < runs.length(r); t++) {
+        int next = MemoryUtil.getInt(offsets + (long) (t + 1) * OFFSET_WIDTH);
+        int length = next - previous; // a null's length is 0 in a valid vector
+        long at = sourceData[b] + previous;
+        address[i + t] = at;
+        lengths[i + t] = at + words(length) <= sourceDataEnd[b] ? length : -length;
+        bytes += length;
+        previous = next;
+      }
+    }
+    allocate(target, bytes, count);
+    long data = target.getDataBuffer().memoryAddress();
+    long offsets = target.getOffsetBuffer().memoryAddress();
+    MemoryUtil.putInt(offsets, 0);
+    int end = 0;
+    for (int i = 0; i < count; i++) {
+      int length = lengths[i];
+      long source = address[i];
+      long destination = data + end;
+      if (length >= 0 && length <= WORD_COPY_LIMIT) {
+        for (int at = 0; at < length; at += 8) {
+          MemoryUtil.putLong(destination + at, MemoryUtil.getLong(source + at));
         }
-        end += length;
+      } else {
+        length = Math.abs(length);
+        copySmall(source, destination, length);
       }
-      if (anyNulls) {
-        copyValidity(b, j, validity, i, r);
-      }
-      i += r;
+      end += length;
+      MemoryUtil.putInt(offsets + (long) (i + 1) * OFFSET_WIDTH, end);
     }
-    if (!anyNulls) {
-      allValid(validity, count);
-    }
-    // Every offset is written: without this, setValueCount would "fill holes" over them.
-    target.setLastSet(count - 1);
+  }
+
+  /** {@code length} rounded up to whole words. */
+  private static long words(int length) {
+    return (length + 7L) & ~7L;
+  }
+
+  /** Room for {@code bytes} bytes and a word of slack for the last value's surplus. */
+  private static void allocate(BaseVariableWidthVector target, long bytes, int count) {
+    Preconditions.checkState(
+        bytes <= Integer.MAX_VALUE - 8, "A part of %s bytes does not fit 32-bit offsets", bytes);
+    target.allocateNew(bytes + 8, Math.max(1, count));
   }
 
   /** Sets the validity bits of targets {@code i .. i + r − 1} from batch {@code b}'s rows at j. */
@@ -228,16 +339,7 @@ final class ColumnGather {
 
   /** The offset at position {@code j} (0 ≤ j ≤ rows) of batch {@code b}'s variable-width column. */
   private int offset(int b, int j) {
-    return MemoryUtil.getInt(sourceOffsets[b] + (long) j * BaseVariableWidthVector.OFFSET_WIDTH);
-  }
-
-  /** Row {@code j} of batch {@code b}, checked: the copies below read memory unchecked. */
-  private int checked(int b, int j) {
-    if (j < 0 || j >= valueCounts[b]) {
-      throw new IndexOutOfBoundsException(
-          "Row " + j + " is outside source batch " + b + " of " + valueCounts[b] + " rows");
-    }
-    return j;
+    return MemoryUtil.getInt(sourceOffsets[b] + (long) j * OFFSET_WIDTH);
   }
 
   private static void setBit(long validity, int i) {

@@ -7,6 +7,7 @@ import org.apache.arrow.vector.BaseFixedWidthVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
 
@@ -23,6 +24,11 @@ final class RowGather implements AutoCloseable {
 
   /** firstSource[l]: the index of slice l's first batch among all the sources. */
   private final int[] firstSource;
+
+  /** sourceRows[b]: source batch b's row count; firstRow[b]: the rows of all batches before b. */
+  private final int[] sourceRows;
+
+  private final long[] firstRow;
 
   private final VectorSchemaRoot[] views;
 
@@ -58,6 +64,17 @@ final class RowGather implements AutoCloseable {
       firstSource[l + 1] = firstSource[l] + slices.get(l).batches().size();
     }
     int sources = firstSource[slices.size()];
+    this.sourceRows = new int[sources];
+    this.firstRow = new long[sources];
+    long rows = 0;
+    for (int l = 0; l < slices.size(); l++) {
+      List<ArrowRecordBatch> batches = slices.get(l).batches();
+      for (int b = 0; b < batches.size(); b++) {
+        sourceRows[firstSource[l] + b] = batches.get(b).getLength();
+        firstRow[firstSource[l] + b] = rows;
+        rows += batches.get(b).getLength();
+      }
+    }
     this.views = new VectorSchemaRoot[sources];
     this.columnViews = new FieldVector[sourceColumns.length][sources];
     this.direct = new ColumnGather[sourceColumns.length];
@@ -83,15 +100,17 @@ final class RowGather implements AutoCloseable {
    * {@code source[i]}, as {@link #locate} set them.
    */
   VectorSchemaRoot gather(int[] source, int[] indexIn, int count, BufferAllocator allocator) {
+    GatherRuns runs = GatherRuns.of(source, indexIn, count, sourceRows, firstRow);
     VectorSchemaRoot out = VectorSchemaRoot.create(projected, allocator);
     try {
       List<FieldVector> targets = out.getFieldVectors();
       for (int c = 0; c < sourceColumns.length; c++) {
         FieldVector target = targets.get(c);
         if (direct[c] != null) {
-          direct[c].gather(target, source, indexIn, count);
+          direct[c].gather(target, runs);
           continue;
         }
+        // Arrow's copies fill a vector in order (offsets, lists, structs), so in the part's order.
         // Sized to the rows at hand: Arrow's default capacity (thousands of values per vector)
         // would cost more than the copy.
         target.setInitialCapacity(Math.max(1, count));

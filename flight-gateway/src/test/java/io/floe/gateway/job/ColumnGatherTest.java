@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.function.BiConsumer;
+import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BigIntVector;
@@ -27,18 +28,19 @@ import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.complex.ListVector;
+import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.util.ValueVectorUtility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The direct column copy gives exactly what Arrow's own {@code copyFromSafe} gives, value for value
  * and null for null, for every vector kind it handles, from several source batches in random order
- * with runs of consecutive rows; and the memory it takes is all given back.
+ * with runs of consecutive rows and rows drawn twice; and the memory it takes is all given back.
  */
 class ColumnGatherTest {
   private static final int BATCHES = 3;
@@ -88,9 +90,56 @@ class ColumnGatherTest {
             (v, i) -> ((VarBinaryVector) v).setSafe(i, bytes(i, i % 5))));
   }
 
+  /** The runs of a part drawn from {@code batches} source batches of {@code rows} rows each. */
+  private static GatherRuns runs(int[] batchOf, int[] indexIn, int count, int rows, int batches) {
+    int[] sourceRows = new int[batches];
+    long[] firstRow = new long[batches];
+    for (int b = 0; b < batches; b++) {
+      sourceRows[b] = rows;
+      firstRow[b] = (long) b * rows;
+    }
+    return GatherRuns.of(batchOf, indexIn, count, sourceRows, firstRow);
+  }
+
+  /**
+   * Rows of a part: {@code shuffled} at random with some runs and repeats, {@code ordered} in the
+   * sources' order in long runs (an unshuffled job's part), {@code stepped} in the sources' order
+   * with a gap every few rows (short runs).
+   */
+  private static void choose(String shape, Random random, int[] batchOf, int[] indexIn) {
+    int count = batchOf.length;
+    int at = 0;
+    for (int i = 0; i < count; i++) {
+      switch (shape) {
+        case "shuffled" -> {
+          // Runs of consecutive rows (copied in bulk, across nulls) mixed with random rows.
+          boolean extendsRun =
+              i > 0 && indexIn[i - 1] + 1 < ROWS_PER_BATCH && random.nextInt(4) != 0;
+          batchOf[i] = extendsRun ? batchOf[i - 1] : random.nextInt(BATCHES);
+          indexIn[i] = extendsRun ? indexIn[i - 1] + 1 : random.nextInt(ROWS_PER_BATCH);
+        }
+        case "ordered" -> at = i == 0 ? 13 : at + 1;
+        case "stepped" -> at = i == 0 ? 0 : at + 1 + (i % 3 == 0 ? 1 : 0);
+        default -> throw new IllegalArgumentException(shape);
+      }
+      if (!shape.equals("shuffled")) {
+        batchOf[i] = at / ROWS_PER_BATCH;
+        indexIn[i] = at % ROWS_PER_BATCH;
+      }
+    }
+  }
+
   @ParameterizedTest
-  @ValueSource(ints = {0, 1, 17, 450})
-  void copiesWhatArrowCopies(int count) {
+  @CsvSource({
+    "0, shuffled",
+    "1, shuffled",
+    "17, shuffled",
+    "450, shuffled",
+    "450, ordered",
+    "1, ordered",
+    "420, stepped"
+  })
+  void copiesWhatArrowCopies(int count, String shape) {
     Random random = new Random(count);
     try (BufferAllocator allocator = new RootAllocator()) {
       for (Kind kind : kinds()) {
@@ -115,16 +164,10 @@ class ColumnGatherTest {
           }
           int[] batchOf = new int[count];
           int[] indexIn = new int[count];
-          for (int i = 0; i < count; i++) {
-            // Runs of consecutive rows (copied in bulk, across nulls) mixed with random rows.
-            boolean extendsRun =
-                i > 0 && indexIn[i - 1] + 1 < ROWS_PER_BATCH && random.nextInt(4) != 0;
-            batchOf[i] = extendsRun ? batchOf[i - 1] : random.nextInt(BATCHES);
-            indexIn[i] = extendsRun ? indexIn[i - 1] + 1 : random.nextInt(ROWS_PER_BATCH);
-          }
+          choose(shape, random, batchOf, indexIn);
           try (FieldVector direct = kind.factory().create(kind.name(), allocator);
               FieldVector expected = kind.factory().create(kind.name(), allocator)) {
-            gather.gather(direct, batchOf, indexIn, count);
+            gather.gather(direct, runs(batchOf, indexIn, count, ROWS_PER_BATCH, BATCHES));
             expected.allocateNew();
             for (int i = 0; i < count; i++) {
               expected.copyFromSafe(indexIn[i], i, sources.get(batchOf[i]));
@@ -175,7 +218,7 @@ class ColumnGatherTest {
         gather.add(0, loaded.get(0).getVector(0));
         gather.add(1, loaded.get(1).getVector(0));
         try (VarCharVector out = new VarCharVector("s", allocator)) {
-          gather.gather(out, new int[] {0, 1, 0, 1}, new int[] {49, 3, 0, 0}, 4);
+          gather.gather(out, runs(new int[] {0, 1, 0, 1}, new int[] {49, 3, 0, 0}, 4, 50, 2));
           ValueVectorUtility.validateFull(out);
           assertThat(out.getObject(0)).hasToString("v49");
           assertThat(out.isNull(1)).isTrue();
@@ -190,15 +233,53 @@ class ColumnGatherTest {
   }
 
   @Test
+  void copiesValuesThatEndTheirBufferExactly() {
+    try (BufferAllocator allocator = new RootAllocator()) {
+      try (VarCharVector written = new VarCharVector("s", allocator)) {
+        written.allocateNew();
+        int rows = 9;
+        for (int i = 0; i < rows; i++) {
+          written.setSafe(i, ("v" + "x".repeat(i % 5) + i).getBytes(StandardCharsets.UTF_8));
+        }
+        written.setValueCount(rows);
+        int used = written.getOffsetBuffer().getInt((long) rows * 4);
+        // As a batch read from IPC holds it: the data buffer ends where the last value does, so a
+        // word read past a value's end would leave the buffer.
+        ArrowBuf data = written.getDataBuffer().slice(0, used); // a view: the batch retains it
+        try (ArrowRecordBatch batch =
+                new ArrowRecordBatch(
+                    rows,
+                    List.of(new ArrowFieldNode(rows, 0)),
+                    List.of(written.getValidityBuffer(), written.getOffsetBuffer(), data));
+            VectorSchemaRoot view =
+                VectorSchemaRoot.create(VectorSchemaRoot.of(written).getSchema(), allocator)) {
+          new VectorLoader(view).load(batch);
+          FieldVector source = view.getVector(0);
+          assertThat(source.getDataBuffer().capacity()).isEqualTo(used);
+          ColumnGather gather = new ColumnGather(1);
+          gather.add(0, source);
+          int[] indexIn = {8, 3, 7, 0, 6, 1, 5, 2, 4};
+          try (VarCharVector out = new VarCharVector("s", allocator)) {
+            gather.gather(out, runs(new int[rows], indexIn, rows, rows, 1));
+            ValueVectorUtility.validateFull(out);
+            for (int i = 0; i < rows; i++) {
+              assertThat(out.getObject(i)).hasToString(written.getObject(indexIn[i]).toString());
+            }
+          }
+        }
+      }
+      assertThat(allocator.getAllocatedMemory()).isZero();
+    }
+  }
+
+  @Test
   void refusesARowOutsideItsBatch() {
     try (BufferAllocator allocator = new RootAllocator()) {
       try (IntVector source = new IntVector("i", allocator);
           IntVector out = new IntVector("i", allocator)) {
         source.allocateNew(10);
         source.setValueCount(10);
-        ColumnGather gather = new ColumnGather(1);
-        gather.add(0, source);
-        assertThatThrownBy(() -> gather.gather(out, new int[] {0}, new int[] {10}, 1))
+        assertThatThrownBy(() -> runs(new int[] {0}, new int[] {10}, 1, 10, 1))
             .isInstanceOf(IndexOutOfBoundsException.class)
             .hasMessageContaining("Row 10 is outside source batch 0 of 10 rows");
       }
