@@ -22,9 +22,6 @@ import org.apache.arrow.vector.FieldVector;
 final class ColumnGather {
   private static final int OFFSET_WIDTH = BaseVariableWidthVector.OFFSET_WIDTH;
 
-  /** Values up to this many bytes are copied in whole words when there is room. */
-  private static final int WORD_COPY_LIMIT = 64;
-
   private final long[] sourceData;
   private final long[] sourceOffsets;
 
@@ -253,9 +250,9 @@ final class ColumnGather {
 
   /**
    * Two sweeps: the first, in the sources' order, notes where each value's bytes are and how long
-   * they are; the second, in the part's order, writes the offsets and the bytes, a short value in
-   * whole words where the source has room to read them (the words' surplus lands where the next
-   * value's bytes go next, and past the end in the slack {@link #allocate} leaves).
+   * they are; the second, in the part's order, writes the offsets and the bytes, a short value as a
+   * fixed block of words where the source has room to read it (the block's surplus lands where the
+   * next value's bytes go next, and past the end in the slack {@link #allocate} leaves).
    */
   private void loneValues(BaseVariableWidthVector target, GatherRuns runs) {
     int count = runs.rows();
@@ -274,7 +271,7 @@ final class ColumnGather {
         int length = MemoryUtil.getInt(offsets + OFFSET_WIDTH) - start;
         long at = sourceData[b] + start;
         address[to[r]] = at;
-        lengths[to[r]] = at + words(length) <= sourceDataEnd[b] ? length : -length;
+        lengths[to[r]] = at + span(length) <= sourceDataEnd[b] ? length : -length;
         bytes += length;
       }
     }
@@ -289,7 +286,7 @@ final class ColumnGather {
         int length = next - previous; // a null's length is 0 in a valid vector
         long at = sourceData[b] + previous;
         address[i + t] = at;
-        lengths[i + t] = at + words(length) <= sourceDataEnd[b] ? length : -length;
+        lengths[i + t] = at + span(length) <= sourceDataEnd[b] ? length : -length;
         bytes += length;
         previous = next;
       }
@@ -303,10 +300,16 @@ final class ColumnGather {
       int length = lengths[i];
       long source = address[i];
       long destination = data + end;
-      if (length >= 0 && length <= WORD_COPY_LIMIT) {
-        for (int at = 0; at < length; at += 8) {
-          MemoryUtil.putLong(destination + at, MemoryUtil.getLong(source + at));
-        }
+      // Fixed blocks of words rather than a loop over the length: a shuffled column's lengths
+      // vary from value to value, and a loop's exit would be mispredicted nearly every time.
+      if (length >= 0 && length <= 16) {
+        MemoryUtil.putLong(destination, MemoryUtil.getLong(source));
+        MemoryUtil.putLong(destination + 8, MemoryUtil.getLong(source + 8));
+      } else if (length >= 0 && length <= 32) {
+        MemoryUtil.putLong(destination, MemoryUtil.getLong(source));
+        MemoryUtil.putLong(destination + 8, MemoryUtil.getLong(source + 8));
+        MemoryUtil.putLong(destination + 16, MemoryUtil.getLong(source + 16));
+        MemoryUtil.putLong(destination + 24, MemoryUtil.getLong(source + 24));
       } else {
         length = Math.abs(length);
         copySmall(source, destination, length);
@@ -316,16 +319,16 @@ final class ColumnGather {
     }
   }
 
-  /** {@code length} rounded up to whole words. */
-  private static long words(int length) {
-    return (length + 7L) & ~7L;
+  /** The bytes a copy of a value of {@code length} bytes reads and writes: 16, 32 or exact. */
+  private static long span(int length) {
+    return length <= 16 ? 16 : length <= 32 ? 32 : length;
   }
 
-  /** Room for {@code bytes} bytes and a word of slack for the last value's surplus. */
+  /** Room for {@code bytes} bytes and slack for the last value's surplus (see {@link #span}). */
   private static void allocate(BaseVariableWidthVector target, long bytes, int count) {
     Preconditions.checkState(
-        bytes <= Integer.MAX_VALUE - 8, "A part of %s bytes does not fit 32-bit offsets", bytes);
-    target.allocateNew(bytes + 8, Math.max(1, count));
+        bytes <= Integer.MAX_VALUE - 32, "A part of %s bytes does not fit 32-bit offsets", bytes);
+    target.allocateNew(bytes + 32, Math.max(1, count));
   }
 
   /** Sets the validity bits of targets {@code i .. i + r − 1} from batch {@code b}'s rows at j. */
