@@ -33,6 +33,7 @@ public final class EpochOrder {
   private final long[] placeStart;
 
   private final boolean shuffle;
+  private final int blockRows;
   private final int windowBlocks;
   private final long windowSeed;
   private final Map<Integer, int[]> windows =
@@ -63,6 +64,7 @@ public final class EpochOrder {
       }
     }
     this.shuffle = settings.shuffle();
+    this.blockRows = blockRows;
     this.windowBlocks = settings.windowBlocks();
     long epochSeed = mix(settings.seed() ^ mix(epoch + 0x9E3779B97F4A7C15L));
     this.windowSeed = mix(epochSeed + 1);
@@ -133,10 +135,19 @@ public final class EpochOrder {
       long windowStart = placeStart[first];
       long windowEnd = placeStart[last];
       int[] permutation = window(window);
+      // A window of whole blocks (all but those holding a slice's last rows) finds a row's place
+      // by division rather than by a search.
+      boolean whole = windowEnd - windowStart == (long) (last - first) * blockRows;
       for (; i < count && position < windowEnd; i++, position++) {
-        long target = windowStart + permutation[(int) (position - windowStart)];
-        int index = Arrays.binarySearch(placeStart, first, last + 1, target);
-        int place = index >= 0 ? index : -index - 2;
+        int shuffled = permutation[(int) (position - windowStart)];
+        long target = windowStart + shuffled;
+        int place;
+        if (whole) {
+          place = first + shuffled / blockRows;
+        } else {
+          int index = Arrays.binarySearch(placeStart, first, last + 1, target);
+          place = index >= 0 ? index : -index - 2;
+        }
         int block = placeBlock[place];
         slices[offset + i] = blockSlice[block];
         rows[offset + i] = blockStart[block] + (target - placeStart[place]);
