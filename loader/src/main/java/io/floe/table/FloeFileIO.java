@@ -1,7 +1,9 @@
 package io.floe.table;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import org.apache.iceberg.io.BulkDeletionFailureException;
 import org.apache.iceberg.io.FileInfo;
 import org.apache.iceberg.io.InputFile;
 import org.apache.iceberg.io.OutputFile;
@@ -14,6 +16,11 @@ import org.apache.iceberg.io.ResolvingFileIO;
  * metadata names the files the node reads, and a path such as {@code http://...} or {@code
  * hdfs://...} must not make the node reach somewhere else. Used for tables named by location and,
  * as their default {@code io-impl}, for catalogs.
+ *
+ * <p>Confined ({@link #confine}), it asks its {@link LocationPolicy} before every file it would
+ * open, write, list or delete: Iceberg reaches every file of a table (metadata, manifest lists,
+ * manifests, data and delete files) through a FileIO, so this is the one place a file outside the
+ * allowed locations could be reached.
  */
 public class FloeFileIO extends ResolvingFileIO {
   /** Which locations it reads: any, unless a node confines it ({@link #confine}). */
@@ -85,24 +92,39 @@ public class FloeFileIO extends ResolvingFileIO {
   @Override
   public OutputFile newOutputFile(String location) {
     checkScheme(location);
+    policy.check(location);
     return super.newOutputFile(location);
   }
 
   @Override
   public void deleteFile(String location) {
     checkScheme(location);
+    policy.check(location);
     super.deleteFile(location);
+  }
+
+  @Override
+  public void deleteFiles(Iterable<String> locations) throws BulkDeletionFailureException {
+    List<String> checked = new ArrayList<>();
+    for (String location : locations) { // once: the iterable may be one-shot
+      checkScheme(location);
+      policy.check(location);
+      checked.add(location);
+    }
+    super.deleteFiles(checked);
   }
 
   @Override
   public Iterable<FileInfo> listPrefix(String prefix) {
     checkScheme(prefix);
+    policy.check(prefix);
     return super.listPrefix(prefix);
   }
 
   @Override
   public void deletePrefix(String prefix) {
     checkScheme(prefix);
+    policy.check(prefix);
     super.deletePrefix(prefix);
   }
 }
