@@ -17,6 +17,8 @@ import org.apache.iceberg.exceptions.NotFoundException;
 import org.apache.iceberg.exceptions.RESTException;
 import org.apache.iceberg.exceptions.ServiceFailureException;
 import org.apache.iceberg.exceptions.ServiceUnavailableException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import software.amazon.awssdk.awscore.exception.AwsServiceException;
 import software.amazon.awssdk.core.exception.SdkClientException;
 
@@ -24,9 +26,12 @@ import software.amazon.awssdk.core.exception.SdkClientException;
  * Turns what object stores, their SDKs and catalogs throw into a {@link StorageFailure} whose
  * message says what was refused or missing, by which store, for which location: refused
  * credentials, a missing bucket, object or table, an unreachable endpoint, a file that cannot be
- * decoded. Errors that are none of these are left as they are.
+ * decoded (said in general terms, {@link UndecodableReason}: a decoder's message may quote the
+ * file). Errors that are none of these are left as they are.
  */
 public final class StorageFailures {
+  private static final Logger LOG = LoggerFactory.getLogger(StorageFailures.class);
+
   private StorageFailures() {}
 
   /**
@@ -91,9 +96,11 @@ public final class StorageFailures {
           error);
     }
     if (decoding && isDecodingFailure(error)) {
+      // The decoder's own message may quote the file: only the node's log has it.
+      LOG.debug("Cannot decode {}", what, error);
       return new StorageFailure(
           StorageFailure.Reason.UNREADABLE,
-          "Cannot decode " + what + ": " + rootMessage(error),
+          "Cannot decode " + what + ": " + UndecodableReason.of(error),
           error);
     }
     return null;

@@ -18,6 +18,7 @@ import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.StaticTableOperations;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.io.FileIO;
@@ -229,9 +230,9 @@ public final class TableAccess implements AutoCloseable {
             "No Iceberg table metadata at '" + metadata + "'",
             null);
       }
-      BaseTable table = new BaseTable(new StaticTableOperations(metadata, locationIO), metadata);
-      table.operations().current(); // reads and parses the metadata now, to report it here
-      return table;
+      // Read and parsed now, so a failure is reported here and says what is wrong with the file.
+      TableMetadata current = TableMetadataFile.read(locationIO, metadata);
+      return new BaseTable(new StaticTableOperations(current, locationIO), metadata);
     } catch (RuntimeException e) {
       throw StorageFailures.translateReading(e, "table metadata '" + metadata + "'");
     }
