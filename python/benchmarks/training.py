@@ -2,7 +2,7 @@
 documented loader side by side with the loader an engineer writes without a cache, in one run, as
 ratios (the measuring stick of issue 20).
 
-Run it as ``./floe bench-training [--rows N] [--rounds R] [--epochs E] [--slices-sweep]
+Run it as ``./floe bench-training [--rows N] [--rounds R] [--epochs E] [--nodes N] [--slices-sweep]
 [--slices 2000] [--out DIR] [--quick]`` (defaults: 4,000,000 rows, 3 rounds of 2 epochs per
 contender; about 5 minutes on 2 cores, 2 more with ``--slices-sweep``).
 
@@ -13,7 +13,9 @@ Method
    ``ts`` timestamptz), kept under ``--tables`` (default ``data/bench-readers``, shared with it).
 2. **One node**: ``./floe node`` on 127.0.0.1 as bench-readers starts it (``readers.start_node``:
    the launcher's JVM flags, ``FLOE_MEMORY_LIMIT`` 4× the Arrow bytes, at least 2 GiB), loaded
-   with the table (8 slices).
+   with the table (8 slices). ``--nodes 3``: three such nodes forming one cluster, the table
+   loaded once all are Up (its slices spread over them), node CPU summed over the three; they
+   share the machine's cores with the readers.
 3. **The contenders**, each one epoch at a time into the same loop in this process (the training
    loop's process), which receives every item and touches it (the rows of ``id``, the sum of
    ``d``); every item is ``{column: value}`` from ``floe.tensors.batch_to_tensors`` (numbers as
@@ -81,6 +83,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence
@@ -411,7 +414,7 @@ class Epoch:
         return self.rows / self.seconds
 
 
-def run_epoch(contender: Contender, epoch: int, round_: int, node_pid: int, nodes: Sequence[int],
+def run_epoch(contender: Contender, epoch: int, round_: int, node_pids: Sequence[int], nodes: Sequence[int],
               bounds: Optional[np.ndarray] = None) -> Epoch:
     """One epoch of ``contender`` into the loop. With ``bounds`` (the first id of each file) it
     also keeps a copy of every batch's ids, to tell after the epoch how batches mix and whether a
@@ -420,7 +423,7 @@ def run_epoch(contender: Contender, epoch: int, round_: int, node_pid: int, node
     rows = items = short = 0
     touched = 0.0
     first = None
-    cpu, node_cpu = reader_cpu(nodes), _proc_cpu(node_pid)
+    cpu, node_cpu = reader_cpu(nodes), sum(_proc_cpu(pid) for pid in node_pids)
     started = now()
     for item in contender.epoch(epoch):
         if first is None:
@@ -433,7 +436,7 @@ def run_epoch(contender: Contender, epoch: int, round_: int, node_pid: int, node
         if bounds is not None:
             ids.append(item["id"].numpy().copy())
     seconds = now() - started
-    node_cpu = _proc_cpu(node_pid) - node_cpu
+    node_cpu = sum(_proc_cpu(pid) for pid in node_pids) - node_cpu
     cpu = reader_cpu(nodes) - cpu
     result = Epoch(contender.key, round_, epoch, rows, items, seconds, None if first is None else first - started,
                    cpu, node_cpu, short, load_average=os.getloadavg()[0])
@@ -546,6 +549,59 @@ def start_node(args, log: Path, table: BenchTable, slice_target: Optional[int] =
     return readers.start_node(log, table, slice_target, command=command)
 
 
+class Nodes:
+    """The node or nodes the contenders read from: one (``./floe node`` as bench-readers starts
+    it), or ``count`` forming one cluster on this machine (the first the seed; a majority of them
+    needed for shards to be placed), the table loaded through the first once all are Up."""
+
+    def __init__(self, args, log_dir: Path, table: BenchTable, count: int):
+        self.members: List[readers.FloeNode] = []
+        if count == 1:
+            node, self.facts = start_node(args, log_dir / "node.log", table)
+            self.members.append(node)
+            return
+        seed = readers.free_port()
+        options = [
+            f"-Dpekko.cluster.seed-nodes.0=pekko://floe@127.0.0.1:{seed}",
+            f"-Dpekko.cluster.role.data.min-nr-of-members={count // 2 + 1}",
+            "-Dfloe.security.ticket-secret=training-benchmark-secret-0123456789",
+        ]
+        try:
+            for i in range(count):
+                self.members.append(readers.FloeNode(
+                    log_dir / f"node{i}.log", readers.memory_limit_for(table),
+                    remote_port=seed if i == 0 else 0, java_options=options))
+            serving = max(node.wait_serving() for node in self.members)
+            with readers.floe_client(self.address) as client:
+                deadline = time.monotonic() + 120
+                while sum(m["status"] == "Up" for m in client.cluster()["members"]) < count:
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"The {count} nodes did not form a cluster in 120 s")
+                    time.sleep(0.5)
+                started = now()
+                status = client.load(readers.DATASET, table.metadata_location, wait=True)
+                load_seconds = now() - started
+            if status.get("state") != "READY":
+                raise RuntimeError(f"The load ended {status.get('state')}: {status}")
+            self.facts = dict(start_to_serving_s=serving, start_included_build=False, load_s=load_seconds,
+                              load_rows_s=status["rows"] / load_seconds, status=status, nodes=count)
+        except BaseException:
+            self.stop()
+            raise
+
+    @property
+    def address(self) -> str:
+        return self.members[0].address
+
+    @property
+    def pids(self) -> List[int]:
+        return [node.pid for node in self.members]
+
+    def stop(self) -> None:
+        for node in self.members:
+            node.stop()
+
+
 # -- the run ---------------------------------------------------------------------------------------
 
 
@@ -557,9 +613,10 @@ def measure(args, table: BenchTable, log_dir: Path) -> Dict[str, Any]:
         starts.append(first_id)
         first_id += f.rows
     bounds = np.array(starts[1:], dtype=np.int64)  # file i holds ids [starts[i], starts[i + 1])
-    print("starting ./floe node and loading the table ...", flush=True)
-    node, facts = start_node(args, log_dir / "node.log", table)
-    nodes = [node.pid]
+    print(f"starting {args.nodes} × ./floe node and loading the table ...", flush=True)
+    node = Nodes(args, log_dir, table, args.nodes)
+    facts = node.facts
+    nodes = node.pids
     try:
         results["node"] = facts
         print(f"  start → serving {facts['start_to_serving_s']:.2f} s; load {facts['load_s']:.2f} s "
@@ -577,7 +634,7 @@ def measure(args, table: BenchTable, log_dir: Path) -> Dict[str, Any]:
             # looked at after the epoch's clock stopped.
             analyse = contender.analysable and contender.key not in analysed
             analysed.add(contender.key)
-            result = run_epoch(contender, epoch, round_, node.pid, nodes, bounds if analyse else None)
+            result = run_epoch(contender, epoch, round_, nodes, nodes, bounds if analyse else None)
             epochs.append(result)
             mix = "" if result.files_per_batch is None else (
                 f", {result.files_per_batch:.1f} files/batch, {result.duplicate_rows} rows twice")
@@ -608,7 +665,7 @@ def measure(args, table: BenchTable, log_dir: Path) -> Dict[str, Any]:
         next_epoch[SHUFFLED_JOB] = wire_epoch + 1
         results["wire"] = job_wire(node.address, SHUFFLED_JOB, wire_epoch)
         print(f"  {_wire_line(results['wire'])}", flush=True)
-        results["node"]["rss_after_reads"] = rss_bytes(node.pid)
+        results["node"]["rss_after_reads"] = sum(rss_bytes(pid) for pid in nodes)
     finally:
         node.stop()
     return results
@@ -936,6 +993,9 @@ def parse_args(argv: Sequence[str]):
     parser.add_argument("--epochs", type=int, default=None, help="epochs per contender in each round (default 2; --quick 1)")
     parser.add_argument("--contenders", default=",".join(CONTENDERS),
                         help=f"which, in turn order, comma-separated (default all: {','.join(CONTENDERS)})")
+    parser.add_argument("--nodes", type=int, default=1,
+                        help="nodes the contenders read from, one cluster on this machine (default 1; issue 20's "
+                             "(g) is 3); node CPU is theirs summed")
     parser.add_argument("--slices-sweep", action="store_true",
                         help="also load the rows (small row groups) as ~8 and --slices slices: job reads and plans")
     parser.add_argument("--slices", default="2000", help="slice counts of the sweep besides 8 (default 2000)")
