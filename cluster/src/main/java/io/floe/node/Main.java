@@ -71,11 +71,21 @@ public final class Main implements Callable<Integer> {
     if (!Files.isRegularFile(config)) {
       throw new CommandLine.ParameterException(spec.commandLine(), "No settings file at " + config);
     }
+    return settings(config);
+  }
+
+  /**
+   * The file laid over application.conf, under the system properties. reference.conf joins
+   * unresolved, so that its substitutions follow the values above it: Pekko's TLS key, certificate
+   * and CA paths are {@code ${...secret-mount-point}/tls.key} and so on, and a reference resolved
+   * on its own kept them at Pekko's default directory whatever FLOE_REMOTE_TLS_DIR said.
+   */
+  static Config settings(Path file) {
     ConfigFactory.invalidateCaches();
     return ConfigFactory.systemProperties()
-        .withFallback(ConfigFactory.parseFile(config.toFile()))
+        .withFallback(ConfigFactory.parseFile(file.toFile()))
         .withFallback(ConfigFactory.defaultApplication())
-        .withFallback(ConfigFactory.defaultReference())
+        .withFallback(ConfigFactory.defaultReferenceUnresolved())
         .resolve();
   }
 

@@ -2,9 +2,14 @@ package io.floe.node;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.typesafe.config.Config;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /**
@@ -54,6 +59,29 @@ class MainTest {
     Run run = run("--config", "/nonexistent/floe.conf");
     assertThat(run.exitCode()).isEqualTo(2);
     assertThat(run.err()).contains("No settings file at /nonexistent/floe.conf");
+  }
+
+  @Test
+  void aSettingsFileMovesThePathsReferenceConfDerivesFromItsValues(@TempDir Path dir)
+      throws IOException {
+    Path file = dir.resolve("floe.conf");
+    Files.writeString(
+        file,
+        "pekko.remote.artery.ssl.rotating-keys-engine.secret-mount-point = \"/etc/floe/tls\"\n"
+            + "floe.catalogs { lake { type = rest, \"header.X-Iceberg-Access-Delegation\" = v } }\n");
+
+    Config settings = Main.settings(file);
+
+    // Pekko's reference.conf: ca-cert-file = ${...secret-mount-point}/ca.crt, and so on.
+    String engine = "pekko.remote.artery.ssl.rotating-keys-engine.";
+    assertThat(settings.getString(engine + "ca-cert-file")).isEqualTo("/etc/floe/tls/ca.crt");
+    assertThat(settings.getString(engine + "key-file")).isEqualTo("/etc/floe/tls/tls.key");
+    assertThat(settings.getString("floe.flight.port")).isEqualTo("47470");
+    assertThat(
+            settings
+                .getConfig("floe.catalogs.lake")
+                .getString("\"header.X-Iceberg-Access-Delegation\""))
+        .isEqualTo("v");
   }
 
   @Test
