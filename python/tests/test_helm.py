@@ -482,6 +482,39 @@ def test_names_follow_the_release_and_discovery_finds_the_pods(helm):
     assert {d["metadata"]["name"] for d in docs if d["kind"] == "Secret"} == {"prod-floe-ticket", "prod-floe-auth", "prod-floe-tls"}
 
 
+def render_upgrade(helm: str, tmp_path: Path, installed: List[dict], values: Optional[dict] = None) -> List[dict]:
+    """A render as `helm upgrade` makes it: `lookup` answers with the Secrets `installed` holds.
+    (The chart is copied with lookup swapped for a value, and without its schema, which would
+    refuse that value.)"""
+    chart = tmp_path / "upgrade-chart"
+    if not chart.exists():
+        shutil.copytree(CHART, chart)
+        (chart / "values.schema.json").unlink()
+        secrets = chart / "templates" / "secrets.yaml"
+        lookup = 'lookup "v1" "Secret" .Release.Namespace $secretName'
+        text = secrets.read_text()
+        assert text.count(lookup) == 3
+        secrets.write_text(text.replace(lookup, "(get .Values.installedSecrets $secretName | default dict)"))
+    found = {d["metadata"]["name"]: d for d in installed if d["kind"] == "Secret"}
+    return template(helm, chart, "floe", "data", {**(values or {}), "installedSecrets": found}, {})
+
+
+def test_an_upgrade_keeps_the_generated_secrets_and_renews_the_certificate_only_for_new_names(helm, tmp_path):
+    installed = render(helm)
+    upgraded = render_upgrade(helm, tmp_path, installed, {"replicas": 5})
+    data = {d["metadata"]["name"]: d["data"] for d in upgraded if d["kind"] == "Secret"}
+    assert data == {d["metadata"]["name"]: d["data"] for d in installed if d["kind"] == "Secret"}
+    assert one(upgraded, "StatefulSet")["spec"]["replicas"] == 5
+    # A name the certificate lacks: a new certificate (and CA); tokens and ticket secret stay.
+    renamed = render_upgrade(helm, tmp_path, installed, {"tls": {"extraDnsNames": ["floe.example.com"]}})
+    again = {d["metadata"]["name"]: d["data"] for d in renamed if d["kind"] == "Secret"}
+    assert again["floe-tls"]["tls.crt"] != data["floe-tls"]["tls.crt"]
+    assert again["floe-tls"]["ca.crt"] != data["floe-tls"]["ca.crt"]
+    assert (again["floe-ticket"], again["floe-auth"]) == (data["floe-ticket"], data["floe-auth"])
+    # Without lookup (helm template, a first install) every render is new.
+    assert one(render(helm), "Secret", "floe-ticket")["data"] != data["floe-ticket"]
+
+
 # -- NOTES ---------------------------------------------------------------------------------------
 
 FAKE_KUBECTL = """#!{python}
