@@ -1,5 +1,6 @@
 package io.floe.job;
 
+import io.floe.util.Excerpt;
 import java.util.Locale;
 
 /** How a job's rows reach its workers. */
@@ -20,6 +21,6 @@ public enum JobMode {
       }
     }
     throw new IllegalArgumentException(
-        "Invalid mode '" + value + "': expected 'deterministic' or 'dynamic'");
+        "Invalid mode '" + Excerpt.of(value) + "': expected 'deterministic' or 'dynamic'");
   }
 }

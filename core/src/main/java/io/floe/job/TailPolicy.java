@@ -1,5 +1,6 @@
 package io.floe.job;
 
+import io.floe.util.Excerpt;
 import java.util.Locale;
 
 /** What happens to the last global batch of an epoch when the rows do not fill it. */
@@ -19,6 +20,7 @@ public enum TailPolicy {
         return tail;
       }
     }
-    throw new IllegalArgumentException("Invalid tail '" + value + "': expected 'drop' or 'pad'");
+    throw new IllegalArgumentException(
+        "Invalid tail '" + Excerpt.of(value) + "': expected 'drop' or 'pad'");
   }
 }

@@ -1,5 +1,6 @@
 package io.floe.filter;
 
+import io.floe.util.Excerpt;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.math.RoundingMode;
@@ -34,6 +35,8 @@ final class ColumnLiterals {
 
   private final String column;
   private final Type.PrimitiveType type;
+
+  /** The filter as messages quote it: an {@link Excerpt}. */
   private final String filterText;
 
   ColumnLiterals(String column, Type.PrimitiveType type, String filterText) {
@@ -156,7 +159,7 @@ final class ColumnLiterals {
         throw new InvalidFilterException(
             String.format(
                 "Invalid filter \"%s\": column '%s' is %s, which filters do not support",
-                filterText, column, type));
+                filterText, Excerpt.of(column), type));
     }
   }
 
@@ -308,21 +311,27 @@ final class ColumnLiterals {
     return new InvalidFilterException(
         String.format(
             "Invalid literal %s for column '%s' of type %s in filter \"%s\": expected %s",
-            show(value), column, type, filterText, expected));
+            show(value), Excerpt.of(column), type, filterText, expected));
   }
 
   private static String show(Object value) {
     if (value instanceof CharSequence text) {
-      return "'" + text + "'";
+      return "'" + Excerpt.of(text) + "'";
     } else if (value instanceof ByteBuffer buffer) {
       ByteBuffer copy = buffer.duplicate();
       byte[] bytes = new byte[copy.remaining()];
       copy.get(bytes);
-      return "X'" + java.util.HexFormat.of().formatHex(bytes).toUpperCase(Locale.ROOT) + "'";
+      return "X'"
+          + Excerpt.of(java.util.HexFormat.of().formatHex(bytes).toUpperCase(Locale.ROOT))
+          + "'";
     } else if (value instanceof BigDecimal decimal) {
-      return decimal.toPlainString();
+      // Plain unless that is long: 1e-999999999 written out has a billion zeros.
+      return Excerpt.of(
+          Math.abs((long) decimal.scale()) <= Excerpt.MAX_CHARS
+              ? decimal.toPlainString()
+              : decimal.toString());
     }
-    return String.valueOf(value);
+    return Excerpt.of(value);
   }
 
   /** The values a grid column holds: multiples of 10^-scale in [min, max]. */

@@ -1,5 +1,6 @@
 package io.floe.filter;
 
+import io.floe.util.Excerpt;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -35,11 +36,13 @@ import org.apache.iceberg.types.Types;
  */
 public final class FilterBinding {
   private final Schema schema;
+
+  /** The filter as messages quote it. */
   private final String filterText;
 
   private FilterBinding(Schema schema, String filterText) {
     this.schema = schema;
-    this.filterText = filterText;
+    this.filterText = Excerpt.of(filterText);
   }
 
   /**
@@ -63,7 +66,8 @@ public final class FilterBinding {
       return Binder.bind(schema.asStruct(), typed, true);
     } catch (ValidationException e) {
       throw new InvalidFilterException(
-          String.format("Invalid filter \"%s\": %s", filterText, e.getMessage()));
+          String.format(
+              "Invalid filter \"%s\": %s", Excerpt.of(filterText), Excerpt.of(e.getMessage())));
     }
   }
 
@@ -117,7 +121,8 @@ public final class FilterBinding {
           return predicate(predicate, negate);
         }
         throw new InvalidFilterException(
-            String.format("Invalid filter \"%s\": %s is already bound", filterText, expr));
+            String.format(
+                "Invalid filter \"%s\": %s is already bound", filterText, Excerpt.of(expr)));
     }
   }
 
@@ -132,7 +137,7 @@ public final class FilterBinding {
       throw new InvalidFilterException(
           String.format(
               "Invalid filter \"%s\": unknown column '%s'; the table has: %s",
-              filterText, column, columnNames()));
+              filterText, Excerpt.of(column), columnNames()));
     }
     String container = container(field);
     if (container != null) {
@@ -140,7 +145,7 @@ public final class FilterBinding {
           String.format(
               "Invalid filter \"%s\": column '%s' is inside %s; filters apply to top-level"
                   + " columns and the fields of structs",
-              filterText, column, container));
+              filterText, Excerpt.of(column), container));
     }
     Type type = field.type();
     Operation op = predicate.op();
@@ -185,7 +190,7 @@ public final class FilterBinding {
         throw new InvalidFilterException(
             String.format(
                 "Invalid filter \"%s\": unsupported operation %s on column '%s'",
-                filterText, op, column));
+                filterText, op, Excerpt.of(column)));
     }
   }
 
@@ -221,7 +226,7 @@ public final class FilterBinding {
       throw new InvalidFilterException(
           String.format(
               "Invalid filter \"%s\": %s applies to float and double columns, but '%s' is %s",
-              filterText, describe(op), column, type));
+              filterText, describe(op), Excerpt.of(column), type));
     }
   }
 
@@ -230,7 +235,7 @@ public final class FilterBinding {
       throw new InvalidFilterException(
           String.format(
               "Invalid filter \"%s\": %s applies to string columns, but '%s' is %s",
-              filterText, describe(op), column, type));
+              filterText, describe(op), Excerpt.of(column), type));
     }
   }
 
@@ -241,10 +246,11 @@ public final class FilterBinding {
               "Invalid filter \"%s\": column '%s' is a %s, which cannot be compared with a value;"
                   + " compare one of its fields%s",
               filterText,
-              column,
+              Excerpt.of(column),
               type.typeId().toString().toLowerCase(java.util.Locale.ROOT),
               type.isStructType() && !type.asStructType().fields().isEmpty()
-                  ? ", e.g. " + column + "." + type.asStructType().fields().get(0).name()
+                  ? ", e.g. "
+                      + Excerpt.of(column + "." + type.asStructType().fields().get(0).name())
                   : ""));
     }
   }

@@ -1,5 +1,6 @@
 package io.floe.filter;
 
+import io.floe.util.Excerpt;
 import java.math.BigDecimal;
 
 /**
@@ -141,7 +142,7 @@ final class RowFilterLexer {
       throw error(
           start,
           "invalid binary literal "
-              + text.substring(start, index)
+              + Excerpt.of(text.substring(start, index))
               + ", expected an even number of hex digits between X' and '");
     }
     return new Token(
@@ -211,7 +212,7 @@ final class RowFilterLexer {
           "unexpected character "
               + describe(peek(0))
               + " after number "
-              + raw
+              + Excerpt.of(raw)
               + ", expected a space, an operator or a parenthesis");
     }
     return new Token(Token.Kind.NUMBER, raw, start + 1, numberValue(raw, start));
@@ -222,7 +223,7 @@ final class RowFilterLexer {
     try {
       exact = new BigDecimal(raw);
     } catch (ArithmeticException | NumberFormatException e) {
-      throw error(start, "number " + raw + " is out of range");
+      throw error(start, "number " + Excerpt.of(raw) + " is out of range");
     }
     if (raw.indexOf('.') >= 0 || raw.indexOf('e') >= 0 || raw.indexOf('E') >= 0) {
       // -0.0 means the number zero; keep the scale so "3.50" reads as written.

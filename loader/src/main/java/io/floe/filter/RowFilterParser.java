@@ -1,5 +1,6 @@
 package io.floe.filter;
 
+import io.floe.util.Excerpt;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -259,7 +260,7 @@ public final class RowFilterParser {
         throw error(
             pattern,
             "unsupported pattern "
-                + pattern.text()
+                + Excerpt.of(pattern.text())
                 + ", expected '%' only at the end (as in 'abc%'), or \\% for a literal '%'");
       }
       String literal = body.replace("\\%", "%");
@@ -318,7 +319,7 @@ public final class RowFilterParser {
                 "expected a value"
                     + after()
                     + " but found column "
-                    + current.text()
+                    + Excerpt.of(current.text())
                     + " (a filter compares a column with a value; write 'single quotes' for a"
                     + " string)");
         default -> throw expected("a value" + after());

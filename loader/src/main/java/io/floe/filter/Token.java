@@ -1,5 +1,6 @@
 package io.floe.filter;
 
+import io.floe.util.Excerpt;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Map;
@@ -10,7 +11,8 @@ import java.util.stream.Collectors;
  * One lexical unit of a row filter.
  *
  * @param kind what the token is
- * @param text the token exactly as written, for error messages
+ * @param text the token exactly as written, for error messages (which quote it as an {@link
+ *     Excerpt})
  * @param position 1-based position of the token's first character
  * @param value the decoded column name, string, number or bytes; {@code null} for other kinds
  */
@@ -79,7 +81,7 @@ record Token(Token.Kind kind, String text, int position, Object value) {
   String mention() {
     return switch (kind) {
       // Only ever read as a column, so say so.
-      case NAME -> "column '" + text + "'";
+      case NAME -> "column '" + Excerpt.of(text) + "'";
       case STRING, NUMBER, BINARY, END -> describe();
       default -> "'" + text + "'";
     };
@@ -89,10 +91,10 @@ record Token(Token.Kind kind, String text, int position, Object value) {
   String describe() {
     return switch (kind) {
       case END -> "end of input";
-      case NAME -> "name '" + text + "'";
-      case BINARY -> "binary " + text;
-      case STRING -> "string " + text;
-      case NUMBER -> "number " + text;
+      case NAME -> "name '" + Excerpt.of(text) + "'";
+      case BINARY -> "binary " + Excerpt.of(text);
+      case STRING -> "string " + Excerpt.of(text);
+      case NUMBER -> "number " + Excerpt.of(text);
       default -> kind.isKeyword() ? "keyword '" + text + "'" : "'" + text + "'";
     };
   }

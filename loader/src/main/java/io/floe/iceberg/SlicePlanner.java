@@ -9,6 +9,7 @@ import io.floe.spec.TableSource;
 import io.floe.table.FloeFileIO;
 import io.floe.table.StorageFailure;
 import io.floe.table.StorageFailures;
+import io.floe.util.Excerpt;
 import io.floe.util.Preconditions;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -112,7 +113,7 @@ public final class SlicePlanner {
         throw new InvalidSpecException(
             String.format(
                 "Table '%s' has no snapshot %s; known snapshots: %s",
-                spec.table(), spec.snapshotId(), knownSnapshots(table)));
+                Excerpt.of(spec.table()), spec.snapshotId(), knownSnapshots(table)));
       }
       return snapshot;
     }
@@ -123,7 +124,9 @@ public final class SlicePlanner {
         throw new InvalidSpecException(
             String.format(
                 "Table '%s' has no snapshot as of %s: %s",
-                spec.table(), java.time.Instant.ofEpochMilli(spec.asOfMillis()), e.getMessage()),
+                Excerpt.of(spec.table()),
+                java.time.Instant.ofEpochMilli(spec.asOfMillis()),
+                e.getMessage()),
             e);
       }
     }
@@ -145,7 +148,7 @@ public final class SlicePlanner {
         throw new InvalidSpecException(
             String.format(
                 "Unknown column '%s'; the table has: %s",
-                column,
+                Excerpt.of(column),
                 tableSchema.columns().stream()
                     .map(Types.NestedField::name)
                     .collect(Collectors.toList())));

@@ -2,6 +2,7 @@ package io.floe.table;
 
 import io.floe.spec.InvalidSpecException;
 import io.floe.spec.TableSource;
+import io.floe.util.Excerpt;
 import io.floe.util.Preconditions;
 import java.io.Closeable;
 import java.io.IOException;
@@ -85,7 +86,7 @@ public final class TableAccess implements AutoCloseable {
    */
   public TableSource resolve(String table, String catalog) {
     if (table == null || table.isBlank()) {
-      throw new InvalidSpecException("Invalid table: '" + table + "' (empty)");
+      throw new InvalidSpecException("Invalid table: '" + Excerpt.of(table) + "' (empty)");
     }
     String name = table.trim();
     if (catalog != null) {
@@ -149,7 +150,7 @@ public final class TableAccess implements AutoCloseable {
     } catch (IllegalArgumentException e) {
       throw new InvalidSpecException(
           "Invalid table identifier '"
-              + source.identifier()
+              + Excerpt.of(source.identifier())
               + "' in catalog '"
               + source.catalog()
               + "': expected namespace.table",
@@ -209,8 +210,8 @@ public final class TableAccess implements AutoCloseable {
           String.format(
               "No catalog '%s' for table '%s'; configured catalogs: %s (floe.catalogs or"
                   + " FLOE_CATALOG__<NAME>__TYPE)",
-              name,
-              forTable,
+              Excerpt.of(name),
+              Excerpt.of(forTable),
               catalogSettings.names().isEmpty()
                   ? "none"
                   : String.join(", ", catalogSettings.names())),

@@ -425,6 +425,27 @@ class RowFilterParserTest {
   }
 
   @Test
+  void aLongFilterIsQuotedAroundItsErrorAndLongTokensByTheirEnds() {
+    String prefix = "id = 1 and ".repeat(10_000);
+    String filter = prefix + "name = 'a" + "x".repeat(5_000) + "' 'z" + "y".repeat(5_000) + "'";
+
+    assertThatThrownBy(() -> RowFilterParser.parse(filter))
+        .isInstanceOfSatisfying(
+            RowFilterSyntaxException.class,
+            e -> {
+              assertThat(e.filter()).isEqualTo(filter);
+              assertThat(e.getMessage())
+                  .startsWith("Invalid row filter at position " + (prefix.length() + 5_012) + ":")
+                  // The token found, by its ends and length, then the text around the error.
+                  .contains(
+                      "but found string 'z" + "y".repeat(62) + "…" + "y".repeat(63) + "' (5003")
+                  .contains("(" + filter.length() + " characters)")
+                  .doesNotContain("id = 1 and ".repeat(20));
+              assertThat(e.getMessage().length()).isLessThan(600);
+            });
+  }
+
+  @Test
   void unknownColumnsAreReportedWhenBound() {
     Expression expr = RowFilterParser.parse("missing = 1");
 

@@ -2,6 +2,7 @@ package io.floe.protocol;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.util.Excerpt;
 import io.grpc.Metadata;
 import io.grpc.StatusRuntimeException;
 import java.io.IOException;
@@ -119,7 +120,8 @@ public enum ErrorCode {
    * Flight's codes lack, a gRPC status, which Flight passes through to the wire unchanged.
    */
   public RuntimeException exception(String description, Throwable cause) {
-    description = bounded(description);
+    // Bounded here too, whatever built it: it travels in a header, which clients bound.
+    description = Excerpt.description(description);
     if (status == Status.FAILED_PRECONDITION) {
       Metadata trailers = new Metadata();
       trailers.put(DETAILS, details());
@@ -153,19 +155,6 @@ public enum ErrorCode {
       case ALREADY_EXISTS -> "45"; // AlreadyExists
       default -> "5"; // IOError
     };
-  }
-
-  /** Characters of a description at most: it travels in a header, which clients bound. */
-  public static final int MAX_DESCRIPTION_CHARS = 1_024;
-
-  private static String bounded(String description) {
-    if (description == null || description.length() <= MAX_DESCRIPTION_CHARS) {
-      return description;
-    }
-    return description.substring(0, MAX_DESCRIPTION_CHARS)
-        + "… ("
-        + (description.length() - MAX_DESCRIPTION_CHARS)
-        + " more characters)";
   }
 
   private CallStatus callStatus() {

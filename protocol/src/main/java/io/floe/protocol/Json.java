@@ -1,5 +1,6 @@
 package io.floe.protocol;
 
+import com.fasterxml.jackson.core.ErrorReportConfiguration;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadConstraints;
@@ -7,6 +8,7 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.util.Excerpt;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -27,6 +29,12 @@ public final class Json {
                           .maxNestingDepth(MAX_NESTING_DEPTH)
                           .maxStringLength(MAX_BODY_BYTES)
                           .maxNumberLength(64)
+                          .build())
+                  // Parse errors quote the token they choked on: no more of it than Excerpt would.
+                  .errorReportConfiguration(
+                      ErrorReportConfiguration.builder()
+                          .maxErrorTokenLength(Excerpt.MAX_CHARS)
+                          .maxRawContentLength(0)
                           .build())
                   .build())
           .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
@@ -66,7 +74,7 @@ public final class Json {
     }
     if (node == null || !node.isObject()) {
       throw new IllegalArgumentException(
-          "Invalid " + what + ": expected a JSON object, got " + preview(body));
+          "Invalid " + what + ": expected a JSON object, got " + Excerpt.of(utf8(body)));
     }
     return (ObjectNode) node;
   }
@@ -89,12 +97,11 @@ public final class Json {
     }
     int newline = message.indexOf('\n');
     String line = newline < 0 ? message : message.substring(0, newline);
-    // The parser quotes the input it choked on; keep the message short whatever that was.
-    return line.length() > 200 ? line.substring(0, 200) + "…" : line;
+    // The parser quotes at most a bounded token of the input; its words around it are short.
+    return Excerpt.description(line);
   }
 
-  private static String preview(byte[] body) {
-    String text = new String(body, StandardCharsets.UTF_8);
-    return text.length() > 80 ? text.substring(0, 80) + "..." : text;
+  private static String utf8(byte[] body) {
+    return new String(body, StandardCharsets.UTF_8);
   }
 }

@@ -3,6 +3,7 @@ package io.floe.protocol;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.spec.DatasetSpec;
+import io.floe.util.Excerpt;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.Set;
@@ -38,7 +39,7 @@ public record LoadRequest(DatasetSpec spec, boolean untilReady, boolean latest) 
     Fields fields = new Fields(node, WHAT, FIELDS);
     DatasetSpec spec =
         new DatasetSpec(
-            fields.requiredString("name"),
+            fields.requiredDatasetName("name"),
             fields.requiredString("table"),
             fields.optionalString("catalog"),
             fields.optionalLong("snapshot_id"),
@@ -52,7 +53,7 @@ public record LoadRequest(DatasetSpec spec, boolean untilReady, boolean latest) 
           "Field 'snapshot' in "
               + WHAT
               + " must be \"latest\" (use snapshot_id or as_of for another snapshot), got '"
-              + snapshot
+              + Excerpt.of(snapshot)
               + "'");
     }
     if (snapshot != null && (spec.snapshotId() != null || spec.asOfMillis() != null)) {
@@ -80,7 +81,7 @@ public record LoadRequest(DatasetSpec spec, boolean untilReady, boolean latest) 
         "Field 'filter' in "
             + WHAT
             + " must be a filter string or an Iceberg expression object, got "
-            + value);
+            + Excerpt.of(value));
   }
 
   /** {@code as_of} is epoch millis or an ISO-8601 instant such as 2024-05-01T00:00:00Z. */
@@ -96,11 +97,18 @@ public record LoadRequest(DatasetSpec spec, boolean untilReady, boolean latest) 
         return Instant.parse(value.asText()).toEpochMilli();
       } catch (DateTimeParseException e) {
         throw new IllegalArgumentException(
-            "Field 'as_of' in " + WHAT + " is not an ISO-8601 instant: '" + value.asText() + "'");
+            "Field 'as_of' in "
+                + WHAT
+                + " is not an ISO-8601 instant: '"
+                + Excerpt.of(value.asText())
+                + "'");
       }
     }
     throw new IllegalArgumentException(
-        "Field 'as_of' in " + WHAT + " must be epoch millis or an ISO-8601 instant, got " + value);
+        "Field 'as_of' in "
+            + WHAT
+            + " must be epoch millis or an ISO-8601 instant, got "
+            + Excerpt.of(value));
   }
 
   public byte[] toJson() {

@@ -266,7 +266,9 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
   private static ReadRequest wholeDataset(List<String> path) {
     if (path.size() != 1) {
       throw new IllegalArgumentException(
-          "Invalid path descriptor " + path + ": expected one element, the dataset name");
+          "Invalid path descriptor "
+              + io.floe.util.Excerpt.of(path)
+              + ": expected one element, the dataset name");
     }
     return ReadRequest.whole(path.get(0));
   }
