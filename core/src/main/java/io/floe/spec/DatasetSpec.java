@@ -33,6 +33,16 @@ public record DatasetSpec(
     implements CborSerializable {
   public static final int BATCH_ROWS_DEFAULT = 32_768;
   public static final int BATCH_ROWS_MAX = 1 << 20;
+
+  /**
+   * Characters of a row filter at most, in either form: it travels to every slice and in the
+   * dataset's replicated record, so it must stay small beside the cluster's message sizes.
+   */
+  public static final int FILTER_CHARS_MAX = 1 << 16;
+
+  /** Characters of a table location or identifier at most (object store keys stop at 1,024). */
+  public static final int TABLE_CHARS_MAX = 4_096;
+
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,127}");
 
   /**
@@ -55,9 +65,18 @@ public record DatasetSpec(
     Preconditions.checkArgument(
         table != null && !table.isBlank(), "Invalid table location for dataset '%s': empty", name);
     Preconditions.checkArgument(
-        catalog == null || !catalog.isBlank(),
-        "Invalid catalog for dataset '%s': empty (leave it out for a table location)",
-        name);
+        table.length() <= TABLE_CHARS_MAX,
+        "Invalid table for dataset '%s': %s characters, more than the %s a location may have: '%s'",
+        name,
+        table.length(),
+        TABLE_CHARS_MAX,
+        Excerpt.of(table));
+    Preconditions.checkArgument(
+        catalog == null || TableSource.isCatalogName(catalog),
+        "Invalid catalog for dataset '%s': '%s' (1-64 of letters, digits, '_', '-'; leave it out"
+            + " for a table location)",
+        name,
+        Excerpt.of(catalog));
     Preconditions.checkArgument(
         snapshotId == null || asOfMillis == null,
         "Dataset '%s' names both snapshot_id %s and as_of %s; give one",
@@ -71,6 +90,12 @@ public record DatasetSpec(
         BATCH_ROWS_MAX);
     columns = columns == null ? List.of() : List.copyOf(columns);
     filter = filter == null ? "" : filter.trim();
+    Preconditions.checkArgument(
+        filter.length() <= FILTER_CHARS_MAX,
+        "Invalid filter for dataset '%s': %s characters, more than the %s a filter may have",
+        name,
+        filter.length(),
+        FILTER_CHARS_MAX);
   }
 
   public static DatasetSpec of(String name, String table) {

@@ -3,6 +3,7 @@ package io.floe.spec;
 import com.fasterxml.jackson.annotation.JsonSubTypes;
 import com.fasterxml.jackson.annotation.JsonTypeInfo;
 import io.floe.serialization.CborSerializable;
+import java.util.regex.Pattern;
 
 /**
  * Where a dataset's table comes from, once its name is resolved: a metadata location (a {@code
@@ -16,6 +17,13 @@ import io.floe.serialization.CborSerializable;
   @JsonSubTypes.Type(value = TableSource.InCatalog.class, name = "catalog")
 })
 public sealed interface TableSource extends CborSerializable {
+  /** What a catalog may be called: a dot would be read as part of a table identifier. */
+  Pattern CATALOG_NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
+
+  /** Whether {@code name} may name a catalog: 1-64 of letters, digits, '_', '-'. */
+  static boolean isCatalogName(String name) {
+    return name != null && CATALOG_NAME.matcher(name).matches();
+  }
 
   /** How the source reads in messages and status: the location, or {@code catalog.db.table}. */
   String describe();

@@ -1,5 +1,7 @@
 package io.floe.filter;
 
+import io.floe.spec.InvalidSpecException;
+import io.floe.util.Excerpt;
 import org.apache.iceberg.expressions.Expression;
 import org.apache.iceberg.expressions.ExpressionParser;
 import org.apache.iceberg.expressions.Expressions;
@@ -13,22 +15,32 @@ import org.apache.iceberg.expressions.Expressions;
 public final class RowFilters {
   private RowFilters() {}
 
-  /** Parses a filter in either form; null or blank matches every row. */
+  /**
+   * Parses a filter in either form, with chains of one operator regrouped as balanced trees; null
+   * or blank matches every row.
+   *
+   * @throws InvalidSpecException (a {@link RowFilterSyntaxException} or an {@link
+   *     InvalidFilterException}) for a filter that is malformed or larger than {@link FilterLimits}
+   *     allows
+   */
   public static Expression parse(String filter) {
     if (filter == null || filter.isBlank()) {
       return Expressions.alwaysTrue();
     }
-    if (isJson(filter)) {
-      try {
-        return ExpressionParser.fromJson(filter.trim());
-      } catch (RuntimeException e) {
-        throw new InvalidFilterException(
-            String.format(
-                "Invalid filter: not an Iceberg expression in JSON form (%s): %s",
-                e.getMessage(), filter));
-      }
+    return FilterLimits.bounded(
+        isJson(filter) ? fromJson(filter) : RowFilterParser.parse(filter), filter);
+  }
+
+  private static Expression fromJson(String filter) {
+    try {
+      return ExpressionParser.fromJson(filter.trim());
+    } catch (RuntimeException e) {
+      // Iceberg's message may quote the JSON: bounded like the filter itself.
+      throw new InvalidFilterException(
+          String.format(
+              "Invalid filter: not an Iceberg expression in JSON form (%s): %s",
+              Excerpt.of(e.getMessage()), Excerpt.of(filter)));
     }
-    return RowFilterParser.parse(filter);
   }
 
   public static boolean isJson(String filter) {

@@ -1,12 +1,12 @@
 package io.floe.table;
 
 import com.typesafe.config.Config;
+import io.floe.spec.TableSource;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.regex.Pattern;
 import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.CatalogUtil;
 
@@ -19,8 +19,6 @@ import org.apache.iceberg.CatalogUtil;
  * same catalogs, since slices open their table's files on whichever node holds them.
  */
 public final class CatalogSettings {
-  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9_-]{1,64}");
-
   private final Map<String, Map<String, String>> catalogs;
 
   private CatalogSettings(Map<String, Map<String, String>> catalogs) {
@@ -55,7 +53,7 @@ public final class CatalogSettings {
   }
 
   private static void check(String name, Map<String, String> properties) {
-    if (!NAME.matcher(name).matches()) {
+    if (!TableSource.isCatalogName(name)) {
       throw new IllegalArgumentException(
           "Invalid catalog name '"
               + name
