@@ -1,6 +1,7 @@
 package io.floe.job;
 
 import io.floe.serialization.CborSerializable;
+import io.floe.spec.DatasetSpec;
 import io.floe.util.Excerpt;
 import io.floe.util.Preconditions;
 import java.util.List;
@@ -61,15 +62,14 @@ public record JobSpec(
 
   public JobSpec {
     checkId(job);
-    Preconditions.checkArgument(
-        dataset != null && !dataset.isEmpty(), "Invalid job '%s': missing dataset", job);
+    DatasetSpec.checkName(dataset);
     Preconditions.checkArgument(mode != null, "Invalid job '%s': missing mode", job);
     Preconditions.checkArgument(tail != null, "Invalid job '%s': missing tail", job);
     columns = List.copyOf(columns);
     Preconditions.checkArgument(
         columns.stream().distinct().count() == columns.size(),
         "Invalid columns %s: a column is listed twice",
-        columns);
+        Excerpt.of(columns));
     checkRange("batch_rows", batchRows, 1, MAX_BATCH_ROWS);
     checkRange("block_rows", blockRows, 1, MAX_BATCH_ROWS);
     checkRange("window_blocks", windowBlocks, 1, MAX_WINDOW_BLOCKS);

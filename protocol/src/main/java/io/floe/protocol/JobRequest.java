@@ -43,8 +43,8 @@ public final class JobRequest {
     String mode = fields.optionalString("mode");
     String tail = fields.optionalString("tail");
     return new JobSpec(
-        fields.requiredString("job"),
-        fields.requiredString("dataset"),
+        fields.requiredJobId("job"),
+        fields.requiredDatasetName("dataset"),
         seed == null ? 0 : seed,
         fields.optionalBoolean("shuffle", true),
         mode == null ? JobMode.DETERMINISTIC : JobMode.parse(mode),

@@ -2,6 +2,8 @@ package io.floe.ticket;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.protocol.Json;
+import io.floe.spec.DatasetSpec;
+import io.floe.util.Excerpt;
 import io.floe.util.Preconditions;
 import java.util.Set;
 import org.apache.arrow.flight.Ticket;
@@ -16,12 +18,13 @@ public record FloeTicket(String dataset, String sliceId, long from, long to)
   private static final String WHAT = "ticket";
 
   public FloeTicket {
+    DatasetSpec.checkName(dataset);
     Preconditions.checkArgument(
         0 <= from && from <= to, "Invalid ticket row range [%s, %s)", from, to);
     Preconditions.checkArgument(
         sliceId != null && sliceId.startsWith(dataset + "/"),
         "Invalid ticket: slice '%s' is not part of dataset '%s'",
-        sliceId,
+        Excerpt.of(sliceId),
         dataset);
   }
 

@@ -4,9 +4,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.job.EpochShape;
+import io.floe.job.JobSpec;
 import io.floe.job.OrderSettings;
 import io.floe.job.TailPolicy;
 import io.floe.protocol.Json;
+import io.floe.spec.DatasetSpec;
 import io.floe.util.Preconditions;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,6 +43,8 @@ public record JobTicket(
   static final String KIND = "job";
 
   public JobTicket {
+    DatasetSpec.checkName(dataset);
+    JobSpec.checkId(job);
     columns = List.copyOf(columns);
     Preconditions.checkArgument(
         holder != null && !holder.isBlank(), "Invalid ticket: no holder for dataset '%s'", dataset);

@@ -73,6 +73,78 @@ class RequestCodecsTest {
   }
 
   @Test
+  void everyNameIsCheckedWhereTheRequestIsRead() {
+    String huge = "n".repeat(100_000);
+    assertShortRefusal(
+        () ->
+            JobRequest.parse(
+                json("{\"job\": \"j\", \"dataset\": \"" + huge + "\", \"batch_rows\": 1}")),
+        "Invalid dataset name");
+    assertShortRefusal(
+        () -> JobRequest.parse(json("{\"job\": \"j\", \"dataset\": \"-x\", \"batch_rows\": 1}")),
+        "Invalid dataset name: '-x'");
+    assertShortRefusal(
+        () ->
+            JobRequest.parse(
+                json("{\"job\": \"" + huge + "\", \"dataset\": \"d\", \"batch_rows\": 1}")),
+        "Invalid job id");
+    assertShortRefusal(
+        () ->
+            LoadRequest.parse(
+                json("{\"name\": \"e\", \"table\": \"db.t\", \"catalog\": \"" + huge + "\"}")),
+        "Invalid catalog");
+    assertShortRefusal(
+        () ->
+            LoadRequest.parse(json("{\"name\": \"e\", \"table\": \"db.t\", \"catalog\": \"a.b\"}")),
+        "Invalid catalog for dataset 'e': 'a.b'");
+    assertShortRefusal(
+        () -> LoadRequest.parse(json("{\"name\": \"e\", \"table\": \"" + huge + "\"}")),
+        "Invalid table for dataset 'e': 100000 characters");
+    assertShortRefusal(
+        () ->
+            LoadRequest.parse(
+                json("{\"name\": \"e\", \"table\": \"t\", \"filter\": \"x = '" + huge + "'\"}")),
+        "Invalid filter for dataset 'e': 100006 characters, more than the 65536");
+    for (String field : List.of("mode", "tail")) {
+      assertShortRefusal(
+          () ->
+              JobRequest.parse(
+                  json(
+                      "{\"job\": \"j\", \"dataset\": \"d\", \"batch_rows\": 1, \""
+                          + field
+                          + "\": \""
+                          + huge
+                          + "\"}")),
+          "Invalid " + field);
+    }
+  }
+
+  @Test
+  void aBodyThatIsNoObjectIsQuotedByItsEnds() {
+    String array = "[" + "1,".repeat(10_000) + "2]";
+    assertShortRefusal(
+        () -> Json.parseObject(json(array), "load action body"),
+        "expected a JSON object, got [1,1,");
+    // Jackson quotes the token it choked on: no more of it than an excerpt.
+    assertThatThrownBy(
+            () -> Json.parseObject(json("{\"a\": " + "x".repeat(10_000) + "}"), "load action body"))
+        .hasMessageStartingWith("Malformed load action body: Unrecognized token 'xxx")
+        .satisfies(
+            e ->
+                assertThat(e.getMessage())
+                    .doesNotContain("x".repeat(io.floe.util.Excerpt.MAX_CHARS + 1)));
+  }
+
+  /** Refused naming {@code what}, quoting no more than an excerpt of any value. */
+  private static void assertShortRefusal(
+      org.assertj.core.api.ThrowableAssert.ThrowingCallable call, String what) {
+    assertThatThrownBy(call)
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(what)
+        .satisfies(e -> assertThat(e.getMessage()).hasSizeLessThan(400));
+  }
+
+  @Test
   void descriptorsSayTheirKindAndAnUnknownKindIsRefused() {
     JobReadRequest jobRead = new JobReadRequest("train", 3, 4, 2, 1, 99L, 2);
     var jobCommand = Json.parseObject(jobRead.toJson(), "command");

@@ -171,6 +171,24 @@ class TicketSignerTest {
         .isInstanceOf(IllegalArgumentException.class);
   }
 
+  @Test
+  void namesInATicketAreCheckedBeforeItsSignatureAndQuotedShort() {
+    TicketSigner signer = signer(NOW);
+    String huge = "n".repeat(100_000);
+    ObjectNode shard = Json.parseObject(signer.sign(SHARD).getBytes(), "ticket");
+    shard.put("dataset", huge);
+    shard.put("slice", huge + "/g1-s0");
+    assertRefused(signer, shard, "Invalid dataset name");
+    ObjectNode job = Json.parseObject(signer.sign(JOB).getBytes(), "ticket");
+    job.put("job", huge);
+    assertRefused(signer, job, "Invalid job id");
+    for (ObjectNode forged : List.of(shard, job)) {
+      assertThatThrownBy(() -> signer.verify(new Ticket(Json.bytes(forged))))
+          .satisfies(
+              e -> assertThat(e.getMessage()).hasSizeLessThan(300).contains("(100000 characters)"));
+    }
+  }
+
   private static void assertRefused(TicketSigner signer, ObjectNode node, String why) {
     assertThatThrownBy(() -> signer.verify(new Ticket(Json.bytes(node))))
         .satisfies(e -> assertThat(ErrorCode.of(e)).contains(ErrorCode.TICKET_INVALID))
