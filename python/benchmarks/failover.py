@@ -139,7 +139,7 @@ class Cluster:
         return next(n for n in self.nodes if n.address == address)
 
     def entity_holder(self, job: str) -> FloeNode:
-        needle = f"Job '{job}' entity started on this node"
+        needle = f"Job '{job}' registered on dataset"
         holders = [n for n in self.nodes if needle in n.log.read_text(errors="replace")]
         if len(holders) != 1:
             raise RuntimeError(f"{len(holders)} nodes say they hold job {job}'s entity")

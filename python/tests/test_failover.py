@@ -61,7 +61,7 @@ class Cluster:
         return next(n for n in self.nodes if n.address == address)
 
     def job_entity_node(self, job):
-        needle = f"Job '{job}' entity started on this node"
+        needle = f"Job '{job}' registered on dataset"
         holders = [n for n in self.nodes if needle in n.log.read_text(errors="replace")]
         assert len(holders) == 1, self.tails()
         return holders[0]

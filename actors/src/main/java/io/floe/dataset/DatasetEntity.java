@@ -233,11 +233,11 @@ public final class DatasetEntity {
         (record, unreadable) -> {
           if (unreadable) {
             LOG.warn("Dataset '{}': its record could not be read; starting empty", name);
+          } else if (record != null) {
+            LOG.info("Dataset '{}' entity started from its record", name);
           } else {
-            LOG.info(
-                "Dataset '{}' entity started {}",
-                name,
-                record == null ? "with no record" : "from its record");
+            // Any name asked about starts one (and it leaves at once): not an operator's news.
+            LOG.debug("Dataset '{}' entity started with no record", name);
           }
           return record == null
               ? new AbsentDataset(dataset)

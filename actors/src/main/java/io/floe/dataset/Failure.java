@@ -2,10 +2,18 @@ package io.floe.dataset;
 
 import io.floe.serialization.CborSerializable;
 import io.floe.table.FailureKind;
+import io.floe.util.Excerpt;
 import org.slf4j.Logger;
 
-/** A load failure as it travels to clients: its kind and a message naming what was wrong. */
+/**
+ * A load failure as it travels to clients: its kind and a message naming what was wrong, no longer
+ * than an error description may be (it is logged and kept in the dataset's status too).
+ */
 public record Failure(FailureKind kind, String message) implements CborSerializable {
+  public Failure {
+    message = Excerpt.description(message);
+  }
+
   public static Failure of(Throwable error) {
     Throwable root = unwrapped(error);
     String message = root.getMessage() == null ? root.getClass().getName() : root.getMessage();

@@ -3,6 +3,7 @@ package io.floe.dataset;
 import io.floe.dataset.DatasetEntity.Command;
 import io.floe.dataset.DatasetEntity.LoadReply;
 import io.floe.spec.DatasetSpec;
+import io.floe.util.Excerpt;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -72,7 +73,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
   }
 
   private void plan(DatasetSpec toPlan) {
-    DatasetEntity.LOG.info("Dataset '{}': planning {}", dataset.name(), toPlan.table());
+    DatasetEntity.LOG.info("Dataset '{}': planning {}", dataset.name(), Excerpt.of(toPlan.table()));
     dataset.plan(
         toPlan,
         generation,

@@ -190,11 +190,13 @@ public final class JobEntity {
         RecordRead.class,
         RecordRead::new,
         (record, unreadable) -> {
-          // Operators (and the failover tests) find a job's node by this line.
-          LOG.info(
-              "Job '{}' entity started on this node {}",
-              jobId,
-              record != null ? "from its record" : "with no record yet");
+          // Operators (and the failover tests) find a job's node by this line, or by its
+          // registration's; any id asked about starts an entity with no record, which is no news.
+          if (record != null) {
+            LOG.info("Job '{}' entity started on this node from its record", jobId);
+          } else {
+            LOG.debug("Job '{}' entity started on this node with no record yet", jobId);
+          }
           return record != null ? RegisteredJob.recovering(job, record) : new UnregisteredJob(job);
         });
   }

@@ -105,7 +105,10 @@ final class RegisteredJob extends AbstractBehavior<Command> {
   static Behavior<Command> register(JobContext job, JobEntity.Register register) {
     RegisteredJob registered = new RegisteredJob(job, register.spec(), register.layout());
     registered.epochLayouts.put(0L, registered.layout);
-    LOG.info("Job '{}' registered on dataset '{}'", job.jobId(), registered.spec.dataset());
+    LOG.info(
+        "Job '{}' registered on dataset '{}'; its entity is on this node",
+        job.jobId(),
+        registered.spec.dataset());
     registered.write(List.of());
     registered.hold();
     register.replyTo().tell(new JobReply.Found(registered.status(null)));
