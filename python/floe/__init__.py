@@ -24,6 +24,7 @@ from .errors import (
     Unauthenticated,
     Unauthorized,
     Unavailable,
+    Unimplemented,
 )
 from .jobs import JobSpec, Lease
 
@@ -50,5 +51,6 @@ __all__ = [
     "Unavailable",
     "TimedOut",
     "Cancelled",
+    "Unimplemented",
     "Internal",
 ]

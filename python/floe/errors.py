@@ -34,6 +34,7 @@ __all__ = [
     "Unavailable",
     "TimedOut",
     "Cancelled",
+    "Unimplemented",
     "Internal",
     "RETRYABLE_CODES",
     "is_retryable",
@@ -149,6 +150,13 @@ class Cancelled(FloeError):
     code = "CANCELLED"
 
 
+class Unimplemented(FloeError):
+    """UNIMPLEMENTED: a Flight method Floe does not offer (DoPut, DoExchange); datasets come from
+    tables, through ``load``."""
+
+    code = "UNIMPLEMENTED"
+
+
 class Internal(FloeError):
     """INTERNAL: the server (or the transport) failed."""
 
@@ -179,6 +187,7 @@ _CODES: Dict[str, Tuple[Type[FloeError], bool]] = {
     "CLUSTER_TIMEOUT": (TimedOut, True),
     "STREAM_STALLED": (TimedOut, True),
     "CANCELLED": (Cancelled, True),
+    "UNIMPLEMENTED": (Unimplemented, False),
     "INTERNAL": (Internal, True),
 }
 
@@ -230,7 +239,7 @@ _BY_STATUS = {
     "data loss": Internal,
     "aborted": Internal,
     "unknown": FloeError,
-    "unimplemented": FloeError,
+    "unimplemented": Unimplemented,
 }
 
 

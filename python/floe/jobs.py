@@ -45,6 +45,8 @@ LOG = logging.getLogger("floe.jobs")
 MODES = ("deterministic", "dynamic")
 TAILS = ("drop", "pad")
 _ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+#: A dataset name as the node checks it: like a job id, but starting with a letter or digit.
+_DATASET = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 #: Batch indices per plan unless the caller says otherwise.
 CHUNK_BATCHES_DEFAULT = 32
@@ -59,8 +61,24 @@ _REREGISTER_MAX = 5
 
 def _check_id(kind: str, value: str) -> str:
     if not isinstance(value, str) or not _ID.match(value):
-        raise ValueError(f"Invalid {kind} id: {value!r} (1-128 of letters, digits, '.', '_', '-')")
+        raise ValueError(f"Invalid {kind} id: {_excerpt(value)} (1-128 of letters, digits, '.', '_', '-')")
     return value
+
+
+def _check_dataset(value: str) -> str:
+    if not isinstance(value, str) or not _DATASET.match(value):
+        raise ValueError(
+            f"Invalid dataset name: {_excerpt(value)} (1-128 of letters, digits, '.', '_', '-', "
+            "starting with a letter or digit)"
+        )
+    return value
+
+
+def _excerpt(value: Any) -> str:
+    """A value as an error quotes it: whole up to 128 characters, else its ends and length (as the
+    node quotes values, docs/protocol.md)."""
+    text = repr(value)
+    return text if len(text) <= 128 else f"{text[:64]}…{text[-64:]} ({len(text)} characters)"
 
 
 def _check_int(name: str, value: Any, low: int) -> int:
@@ -92,7 +110,7 @@ class JobSpec:
 
     def __post_init__(self) -> None:
         _check_id("job", self.job)
-        _check_id("dataset", self.dataset)
+        _check_dataset(self.dataset)
         _check_int("batch_rows", self.batch_rows, 1)
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             raise TypeError(f"seed must be an integer, not {self.seed!r}")

@@ -79,6 +79,11 @@ final class ForwardingProducer implements FlightProducer, TicketStreams {
   }
 
   @Override
+  public void doExchange(CallContext context, FlightStream reader, ServerStreamListener writer) {
+    member().doExchange(context, reader, writer);
+  }
+
+  @Override
   public void doAction(CallContext context, Action action, StreamListener<Result> listener) {
     member().doAction(context, action, listener);
   }

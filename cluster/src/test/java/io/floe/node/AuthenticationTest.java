@@ -16,12 +16,24 @@ import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Iterator;
+import java.util.List;
+import org.apache.arrow.flight.CallOption;
+import org.apache.arrow.flight.FlightCallHeaders;
 import org.apache.arrow.flight.FlightClient;
+import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightInfo;
 import org.apache.arrow.flight.FlightRuntimeException;
 import org.apache.arrow.flight.FlightStatusCode;
+import org.apache.arrow.flight.HeaderCallOption;
+import org.apache.arrow.flight.SyncPutListener;
+import org.apache.arrow.flight.auth.ClientAuthHandler;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.Schema;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
@@ -31,9 +43,9 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A node with a token file and no anonymous callers: every call needs a known bearer token, DoGet
- * included; readers read and run jobs, only operators load and drop; a changed token file takes
- * effect without a restart.
+ * A node with a token file and no anonymous callers: every call needs a known bearer token, DoGet,
+ * Handshake, DoPut and DoExchange included, and is refused with Floe's error code; readers read and
+ * run jobs, only operators load and drop; a changed token file takes effect without a restart.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class AuthenticationTest {
@@ -111,6 +123,85 @@ class AuthenticationTest {
             ErrorCode.UNAUTHENTICATED,
             "needs a bearer token");
       }
+    }
+  }
+
+  @Test
+  void handshakePutAndExchangeNeedATokenToo() throws Exception {
+    Schema schema = new Schema(List.of(Field.nullable("id", new ArrowType.Int(64, true))));
+    try (FlightClient raw = FlightClient.builder(allocator, node.location()).build();
+        VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator)) {
+      for (String token : new String[] {null, "not-a-known-token-0000"}) {
+        CallOption[] as = bearer(token);
+        String why = token == null ? "needs a bearer token" : "Unknown bearer token";
+        assertRefused(
+            () -> handshake(as), FlightStatusCode.UNAUTHENTICATED, ErrorCode.UNAUTHENTICATED, why);
+        assertRefused(
+            () -> put(raw, root, as),
+            FlightStatusCode.UNAUTHENTICATED,
+            ErrorCode.UNAUTHENTICATED,
+            why);
+        assertRefused(
+            () -> exchange(raw, as),
+            FlightStatusCode.UNAUTHENTICATED,
+            ErrorCode.UNAUTHENTICATED,
+            why);
+      }
+      // With a token: the handshake has nothing to exchange, and Floe takes no uploads.
+      CallOption[] reader = bearer(READER);
+      handshake(reader);
+      assertRefused(
+          () -> put(raw, root, reader),
+          FlightStatusCode.UNIMPLEMENTED,
+          ErrorCode.UNIMPLEMENTED,
+          "DoPut is not offered");
+      assertRefused(
+          () -> exchange(raw, reader),
+          FlightStatusCode.UNIMPLEMENTED,
+          ErrorCode.UNIMPLEMENTED,
+          "DoExchange is not offered");
+    }
+  }
+
+  private static CallOption[] bearer(String token) {
+    if (token == null) {
+      return new CallOption[0];
+    }
+    FlightCallHeaders headers = new FlightCallHeaders();
+    headers.insert("authorization", "Bearer " + token);
+    return new CallOption[] {new HeaderCallOption(headers)};
+  }
+
+  /** On a client of its own: Flight's client sends a handshake's call token on every later call. */
+  private void handshake(CallOption... options) throws Exception {
+    try (FlightClient client = FlightClient.builder(allocator, node.location()).build()) {
+      client.authenticate(new SilentHandshake(), options);
+    }
+  }
+
+  private static void put(FlightClient raw, VectorSchemaRoot root, CallOption... options) {
+    FlightClient.ClientStreamListener upload =
+        raw.startPut(FlightDescriptor.path("events"), root, new SyncPutListener(), options);
+    upload.completed();
+    upload.getResult();
+  }
+
+  private static void exchange(FlightClient raw, CallOption... options) throws Exception {
+    try (FlightClient.ExchangeReaderWriter exchange =
+        raw.doExchange(FlightDescriptor.path("events"), options)) {
+      exchange.getWriter().completed();
+      exchange.getReader().next();
+    }
+  }
+
+  /** A Flight handshake that sends nothing: the bearer token in the headers is all there is. */
+  private static final class SilentHandshake implements ClientAuthHandler {
+    @Override
+    public void authenticate(ClientAuthSender outgoing, Iterator<byte[]> incoming) {}
+
+    @Override
+    public byte[] getCallToken() {
+      return new byte[0];
     }
   }
 

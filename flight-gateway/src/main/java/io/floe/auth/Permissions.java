@@ -22,6 +22,24 @@ public final class Permissions {
 
   /** As {@link #check(CallContext, Role, String)}, for a call's peer identity. */
   public static Caller check(String peerIdentity, Role needed, String what) {
+    Caller caller = authenticated(peerIdentity);
+    if (!caller.role().allows(needed)) {
+      throw ErrorCode.PERMISSION_DENIED.exception(
+          String.format(
+              "%s needs the %s role; '%s' is a %s",
+              what, needed.wireName(), caller.name(), caller.role().wireName()),
+          null);
+    }
+    return caller;
+  }
+
+  /**
+   * The caller a call's peer identity names, whatever its role.
+   *
+   * @throws RuntimeException UNAUTHENTICATED, saying why, for a call the authenticator did not pass
+   *     (or that no authenticator saw)
+   */
+  public static Caller authenticated(String peerIdentity) {
     java.util.Optional<String> refusal = Caller.refusal(peerIdentity);
     if (refusal.isPresent()) {
       throw ErrorCode.UNAUTHENTICATED.exception(refusal.get(), null);
@@ -29,13 +47,6 @@ public final class Permissions {
     Caller caller = Caller.fromPeerIdentity(peerIdentity);
     if (caller == null) {
       throw ErrorCode.UNAUTHENTICATED.exception("The call carries no authenticated caller", null);
-    }
-    if (!caller.role().allows(needed)) {
-      throw ErrorCode.PERMISSION_DENIED.exception(
-          String.format(
-              "%s needs the %s role; '%s' is a %s",
-              what, needed.wireName(), caller.name(), caller.role().wireName()),
-          null);
     }
     return caller;
   }

@@ -65,6 +65,8 @@ public enum ErrorCode {
   STREAM_STALLED(Status.TIMED_OUT, true),
   /** The call was cancelled or interrupted on the node. */
   CANCELLED(Status.CANCELLED, true),
+  /** A Flight method Floe does not offer (DoPut, DoExchange): datasets come from tables. */
+  UNIMPLEMENTED(Status.UNIMPLEMENTED, false),
   /** A failure inside the node. Possibly passing (a node failing mid-call); logged on the node. */
   INTERNAL(Status.INTERNAL, true);
 
@@ -83,6 +85,7 @@ public enum ErrorCode {
     UNAVAILABLE,
     TIMED_OUT,
     CANCELLED,
+    UNIMPLEMENTED,
     INTERNAL
   }
 
@@ -168,6 +171,7 @@ public enum ErrorCode {
       case UNAVAILABLE -> CallStatus.UNAVAILABLE;
       case TIMED_OUT -> CallStatus.TIMED_OUT;
       case CANCELLED -> CallStatus.CANCELLED;
+      case UNIMPLEMENTED -> CallStatus.UNIMPLEMENTED;
       case INTERNAL, FAILED_PRECONDITION -> CallStatus.INTERNAL;
     };
   }

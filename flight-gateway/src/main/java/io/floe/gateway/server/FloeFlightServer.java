@@ -52,7 +52,9 @@ import org.apache.arrow.memory.BufferAllocator;
  * by gRPC's flow control ({@link DoGetCall}). The DoGet method is swapped through Flight's hook
  * into the gRPC server builder: gRPC keeps the last service registered under a name, so the Flight
  * service with Floe's DoGet replaces the one Flight registered. Middleware given to Flight applies
- * to every method, DoGet included.
+ * to every method, DoGet included, and {@link CallerGate} refuses every method to a caller the
+ * authenticator did not pass, Handshake included (which then exchanges nothing: a caller with a
+ * token gets OK).
  */
 public final class FloeFlightServer implements AutoCloseable {
   private static final String DO_GET =
@@ -111,7 +113,8 @@ public final class FloeFlightServer implements AutoCloseable {
                   new DoGetMethod(
                       producer, settings.stallTimeout(), stallTimer, settings.metrics())),
               new ServerBackpressureThresholdInterceptor(settings.backpressureThresholdBytes()),
-              new ServerAuthInterceptor(ServerAuthHandler.NO_OP));
+              new ServerAuthInterceptor(ServerAuthHandler.NO_OP),
+              new CallerGate());
       FlightServer.Builder builder =
           FlightServer.builder(allocator, settings.location(), producer)
               .executor(executor)

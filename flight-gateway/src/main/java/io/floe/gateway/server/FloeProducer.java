@@ -14,6 +14,7 @@ import io.floe.gateway.dataset.DatasetActions;
 import io.floe.gateway.dataset.DatasetQueries;
 import io.floe.gateway.job.JobActions;
 import io.floe.protocol.Actions;
+import io.floe.protocol.ErrorCode;
 import io.floe.protocol.InvalidRequestException;
 import io.floe.protocol.JobReadRequest;
 import io.floe.protocol.Json;
@@ -33,7 +34,9 @@ import org.apache.arrow.flight.ActionType;
 import org.apache.arrow.flight.Criteria;
 import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightInfo;
+import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.NoOpFlightProducer;
+import org.apache.arrow.flight.PutResult;
 import org.apache.arrow.flight.Result;
 import org.apache.arrow.flight.Ticket;
 import org.slf4j.Logger;
@@ -261,6 +264,26 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
       calls.planned(timing, kind, false);
       throw answers.failure(e);
     }
+  }
+
+  /** Floe takes no data from callers: datasets come from tables, through {@code load}. */
+  @Override
+  public Runnable acceptPut(
+      CallContext context, FlightStream flightStream, StreamListener<PutResult> ackStream) {
+    throw unimplemented("DoPut");
+  }
+
+  @Override
+  public void doExchange(CallContext context, FlightStream reader, ServerStreamListener writer) {
+    writer.error(unimplemented("DoExchange"));
+  }
+
+  private static RuntimeException unimplemented(String method) {
+    return FlightErrors.error(
+        ErrorCode.UNIMPLEMENTED,
+        method
+            + " is not offered: Floe serves datasets it loads from Iceberg tables ('load'), read"
+            + " with GetFlightInfo and DoGet");
   }
 
   private static ReadRequest wholeDataset(List<String> path) {
