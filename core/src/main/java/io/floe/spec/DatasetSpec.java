@@ -66,7 +66,7 @@ public record DatasetSpec(
         table != null && !table.isBlank(), "Invalid table location for dataset '%s': empty", name);
     Preconditions.checkArgument(
         table.length() <= TABLE_CHARS_MAX,
-        "Invalid table for dataset '%s': %s characters, more than the %s a location may have: '%s'",
+        "Invalid table for dataset '%s': %s characters, more than the %s a table may have: '%s'",
         name,
         table.length(),
         TABLE_CHARS_MAX,

@@ -24,6 +24,7 @@ import io.floe.store.SliceStore;
 import io.floe.ticket.FloeTicket;
 import io.floe.ticket.JobTicket;
 import io.floe.ticket.SignedTicket;
+import io.floe.util.Excerpt;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -196,7 +197,7 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
         Permissions.check(context, Role.READER, "An action");
         throw new InvalidRequestException(
             "Unknown action '"
-                + io.floe.util.Excerpt.of(action.getType())
+                + Excerpt.of(action.getType())
                 + "'; known: "
                 + String.join(", ", actions.keySet()));
       }
@@ -290,7 +291,7 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
     if (path.size() != 1) {
       throw new IllegalArgumentException(
           "Invalid path descriptor "
-              + io.floe.util.Excerpt.of(path)
+              + Excerpt.of(path)
               + ": expected one element, the dataset name");
     }
     return ReadRequest.whole(path.get(0));
