@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import functools
 import math
 import time
 import uuid
@@ -28,7 +29,7 @@ from servers import ACCESS_KEY, REGION, SECRET_KEY, MotoServer, RestCatalogServe
 
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.catalog.sql import SqlCatalog
-from pyiceberg.expressions import AlwaysTrue, And, EqualTo, GreaterThan, IsNull, Not
+from pyiceberg.expressions import AlwaysTrue, And, EqualTo, GreaterThan, IsNull, Not, Or
 
 BUCKET = "lake"
 UUIDS = [uuid.UUID("00000000-0000-0000-0000-000000000001"), uuid.UUID("f81d4fae-7dec-11d0-a765-00a0c91e6bf6")]
@@ -298,6 +299,26 @@ def test_pyiceberg_expressions_are_sent_unchanged(client, lake):
     _same(_floe_rows(client, "lake.db.types", filter=expression), _reference(table, expression), repr(expression))
     nested = Not(EqualTo("addr.city", "Oslo"))
     _same(_floe_rows(client, "lake.db.types", filter=nested), _reference(table, nested), repr(nested))
+
+
+def test_long_chains_are_served_as_pyiceberg_scans_them(client, lake):
+    """The node regroups a chain of one operator into a balanced tree (docs/filter-syntax.md,
+    Limits): the rows stay PyIceberg's, for a long text chain of `and` and for a PyIceberg chain
+    of `or`, which reaches the node as Iceberg JSON nested as deep as the chain is long (pydantic
+    writes no more than about 200 levels)."""
+    table = lake[0].load_table("db.types")
+    ands = " and ".join(f"id != {2 * k}" for k in range(300)) + " and (s != 'a' or s is null)"
+    _same(_floe_rows(client, "lake.db.types", filter=ands), _reference(table, ands), "300 chained ands")
+    ors = functools.reduce(Or, [EqualTo("id", 3 * k) for k in range(150)])
+    _same(_floe_rows(client, "lake.db.types", filter=ors), _reference(table, ors), "150 chained ors")
+
+
+def test_a_filter_beyond_its_limits_is_refused_as_the_callers_mistake(client):
+    too_many = " and ".join(f"id != {k}" for k in range(1_100))
+    with pytest.raises(InvalidRequest, match="more than 1024 terms") as refused:
+        client.load("too-many-terms", "lake.db.types", filter=too_many)
+    assert refused.value.floe_code == "INVALID_REQUEST"
+    assert len(refused.value.description) <= 1_024
 
 
 def test_uuid_filters_serve_the_rows_the_spec_defines(client, lake):
