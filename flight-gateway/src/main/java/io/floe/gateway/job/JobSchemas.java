@@ -1,6 +1,7 @@
 package io.floe.gateway.job;
 
 import io.floe.dataset.DatasetLayout;
+import io.floe.util.Excerpt;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,7 +37,8 @@ final class JobSchemas {
         List<String> known = new ArrayList<>();
         schema.getFields().forEach(field -> known.add(field.getName()));
         throw new io.floe.protocol.InvalidRequestException(
-            String.format("Unknown column '%s': dataset '%s' serves %s", column, dataset, known));
+            String.format(
+                "Unknown column '%s': dataset '%s' serves %s", Excerpt.of(column), dataset, known));
       }
     }
     return new Schema(fields, schema.getCustomMetadata());
