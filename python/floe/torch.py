@@ -199,9 +199,14 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
         self._epochs: Dict[int, dict] = {}
         # Set by FloeDataLoader: it unwraps dynamic items and acknowledges them.
         self._loader_acks = False
-        # [epoch, start, items handed out] of this process's latest iteration (exact without
-        # DataLoader workers).
+        # [epoch, first global batch, items handed out, step between batches] of this process's
+        # latest iteration: the loop's own position without DataLoader workers, a worker's own
+        # share in a worker.
         self._progress: Optional[list] = None
+        # (epoch, next global batch) a DataLoader worker's state (load_state_dict in a worker, as
+        # torchdata's StatefulDataLoader does) sets for that worker's next iteration; local to
+        # the process, unlike the loop-level resume point in _position (shared memory).
+        self._worker_resume: Optional[Tuple[int, int]] = None
         # Raised to 1 by a DataLoader worker that iterates this dataset; shared memory survives
         # spawn and fork alike, so the main process knows its own count is not the loop's.
         self._read_by_workers = torch.zeros(1, dtype=torch.int64).share_memory_()
@@ -324,9 +329,19 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
         workers (workers read ahead of the loop): with workers use :class:`FloeDataLoader`'s
         ``state_dict()``, which counts what it handed to the loop.
 
+        In a DataLoader worker (torchdata's ``StatefulDataLoader`` asks each worker for it) it is
+        that worker's own position instead: the same keys with ``worker``, ``workers`` and
+        ``next_batch`` (the global batch it reads next; it reads every ``workers``-th) in place
+        of ``batches_consumed``. Loaded into worker ``worker`` of a loader with ``workers``
+        workers, at any world size, it goes on from there.
+
         Dynamic mode: ``{"version", "mode", "job", "dataset", "layout", "epoch"}``; the server
         keeps what was acknowledged."""
         spec = self.spec
+        if not spec.dynamic and batches_consumed is None:
+            info = torch.utils.data.get_worker_info()
+            if info is not None:
+                return self._worker_state(info.id, info.num_workers)
         if spec.dynamic:
             return {
                 "version": STATE_VERSION,
@@ -342,7 +357,7 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
             if self._read_ahead:
                 raise ValueError(self._READ_AHEAD)
             if progress is not None and progress[0] == self.epoch:
-                batches_consumed = progress[1] + progress[2]
+                batches_consumed = progress[1] + progress[2] * progress[3]
             elif int(self._read_by_workers[0]):
                 raise ValueError(self._READ_AHEAD)
             else:
@@ -366,11 +381,41 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
             "world_size": world,
         }
 
+    def _worker_state(self, worker: int, workers: int) -> Dict[str, Any]:
+        """A DataLoader worker's own position: the global batch it reads next."""
+        if self._progress is not None:
+            epoch, first, handed, step = self._progress
+            next_batch = first + handed * step
+        else:  # not iterated in this worker yet: where its iteration would start
+            epoch, next_batch, _ = self._iteration_start(take_resume=False)
+        _, world = self._rank_world()
+        spec = self.spec
+        status = self._epoch_status(epoch)
+        return {
+            "version": STATE_VERSION,
+            "job": spec.job,
+            "dataset": spec.dataset,
+            "layout": str(status["layout"]),
+            "seed": spec.seed,
+            "batch_rows": spec.batch_rows,
+            "epoch": epoch,
+            "world_size": world,
+            "worker": worker,
+            "workers": workers,
+            # A worker whose share ran out points past the end; the end says the same.
+            "next_batch": min(next_batch, int(status["batches_per_epoch"])),
+        }
+
     def load_state_dict(self, state: Dict[str, Any]) -> None:
         """Resumes from a :meth:`state_dict` (of any rank, at any world size): the next iteration
         reads the saved epoch from global batch ``batches_consumed`` on, split among the current
-        ranks; later epochs start at 0. Raises ValueError if the state is of another job,
-        dataset, layout, seed or batch size."""
+        ranks; later epochs start at 0. A state whose epoch was read to its end moves on to the
+        next epoch (its first batch) and leaves the saved epoch empty if it is chosen again.
+        Raises ValueError if the state is of another job, dataset, layout, seed or batch size.
+
+        A DataLoader worker's state (see :meth:`state_dict`) is loaded in that worker, by
+        torchdata's ``StatefulDataLoader``: the worker's next iteration goes on in the saved
+        epoch from the saved global batch, whatever epoch :meth:`set_epoch` chose."""
         if not isinstance(state, dict) or state.get("version") != STATE_VERSION:
             raise ValueError(f"Unknown state version {state.get('version') if isinstance(state, dict) else state!r}")
         spec = self.spec
@@ -389,18 +434,46 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
         ]
         if wrong:
             raise ValueError("The state was saved for another job or order: saved " + "; ".join(wrong))
+        if "worker" in state and not spec.dynamic:
+            self._load_worker_state(state, epoch)
+            return
         self.epoch = epoch
         self._progress = None
         if spec.dynamic:
             self._resume = None
             return
         consumed = state.get("batches_consumed")
-        if isinstance(consumed, bool) or not isinstance(consumed, int) or not 0 <= consumed <= self.batches_per_epoch:
+        batches = int(self._epoch_status(epoch)["batches_per_epoch"])
+        if isinstance(consumed, bool) or not isinstance(consumed, int) or not 0 <= consumed <= batches:
             raise ValueError(
-                f"Invalid batches_consumed in the state: {consumed!r} (the epoch has "
-                f"{self.batches_per_epoch} batches)"
+                f"Invalid batches_consumed in the state: {consumed!r} (the epoch has {batches} batches)"
             )
         self._resume = (epoch, consumed)
+        if consumed == batches:
+            # What comes next is the next epoch. A StatefulDataLoader loads the state when its
+            # iteration starts, after the loop's set_epoch for that iteration: staying in the
+            # finished epoch would give the loop an empty epoch in place of the next one.
+            self.epoch = epoch + 1
+
+    def _load_worker_state(self, state: Dict[str, Any], epoch: int) -> None:
+        worker, workers = state.get("worker"), state.get("workers")
+        info = torch.utils.data.get_worker_info()
+        if info is None:
+            raise ValueError(
+                f"This state is DataLoader worker {worker}'s of {workers} (torchdata's StatefulDataLoader "
+                "keeps one per worker and hands each back to its worker); to resume a loop here, save "
+                "FloeDataLoader.state_dict() or this dataset's state_dict() outside workers"
+            )
+        if (worker, workers) != (info.id, info.num_workers):
+            raise ValueError(
+                f"This state is DataLoader worker {worker}'s of {workers}, loaded in worker {info.id} of "
+                f"{info.num_workers}: a worker's position holds only with the same number of workers"
+            )
+        next_batch = state.get("next_batch")
+        batches = int(self._epoch_status(epoch)["batches_per_epoch"])
+        if isinstance(next_batch, bool) or not isinstance(next_batch, int) or not 0 <= next_batch <= batches:
+            raise ValueError(f"Invalid next_batch in the state: {next_batch!r} (the epoch has {batches} batches)")
+        self._worker_resume = (epoch, next_batch)
 
     # -- iteration -----------------------------------------------------------------------------
 
@@ -411,21 +484,36 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
         self._read_by_workers[0] = 1
         return info.id, info.num_workers
 
+    def _iteration_start(self, take_resume: bool = True) -> Tuple[int, int, int]:
+        """(epoch, first global batch, step) of this process's next iteration: a worker's own
+        resume point if one was loaded (taken, unless ``take_resume`` is False), else the
+        current epoch from the loop's resume point, worker ``j`` of ``N`` reading every ``N``-th
+        batch from ``j`` on."""
+        worker, workers = self._worker()
+        resume = self._worker_resume
+        if take_resume:
+            self._worker_resume = None
+        if resume is not None:
+            return resume[0], resume[1], workers
+        epoch = self.epoch
+        return epoch, self._start(epoch) + worker, workers
+
     def batches(self) -> Iterator[Tuple[int, pa.RecordBatch]]:
         """Deterministic mode: ``(k, record batch)`` for the global batches this rank and
         DataLoader worker read in the current epoch (before :meth:`to_tensors`)."""
         if self.spec.dynamic:
             raise TypeError("batches() reads deterministic jobs; a dynamic job leases its batches")
-        worker, workers = self._worker()
+        yield from self._read(*self._iteration_start())
+
+    def _read(self, epoch: int, first: int, step: int) -> Iterator[Tuple[int, pa.RecordBatch]]:
         rank, world = self._check_world()
         self._ensure_registered()
-        start = self._start(self.epoch)
         client = FloeClient(self.address, **self.client_options)
         reader = None
         try:
             reader = client.read_job(
-                self.spec, self.epoch, world, rank,
-                batch_from=start + worker, batch_step=workers, batch_to=self.batches_per_epoch,
+                self.spec, epoch, world, rank,
+                batch_from=first, batch_step=step, batch_to=int(self._epoch_status(epoch)["batches_per_epoch"]),
                 **self.read_options,
             )
             yield from reader
@@ -446,13 +534,19 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
 
     def _items(self, convert: Callable[[pa.RecordBatch], Any]) -> Iterator[Any]:
         """The items of an iteration, each record batch through ``convert`` (``to_tensors``, or
-        nothing where FloeDataLoader's threads convert them)."""
+        nothing where FloeDataLoader's threads convert them). The position is taken here, when
+        the iteration is made, not at its first item: StatefulDataLoader asks a worker for its
+        state right after making its iterator."""
         if self.spec.dynamic:
-            yield from self._leased(convert)
-            return
-        progress = [self.epoch, self._start(self.epoch), 0]
+            return self._leased(convert)
+        progress = [*self._iteration_start()]
+        progress.insert(2, 0)  # [epoch, first, handed out, step]
         self._progress = progress
-        for _, batch in self.batches():
+        return self._deterministic(progress, convert)
+
+    def _deterministic(self, progress: list, convert: Callable[[pa.RecordBatch], Any]) -> Iterator[Any]:
+        epoch, first, _, step = progress
+        for _, batch in self._read(epoch, first, step):
             item = convert(batch)
             progress[2] += 1  # handed out: once next() returned, the loop has it
             yield item
