@@ -810,6 +810,11 @@ class FloeDataLoader(torch.utils.data.DataLoader):
         self.dataset.load_state_dict(state)
         self._epoch = None
 
+    def set_epoch(self, epoch: int) -> None:
+        """The dataset's :meth:`~FloeIterableDataset.set_epoch`, for trainers that set the epoch
+        on the loader they are given (Hugging Face's ``Trainer`` does, each epoch)."""
+        self.dataset.set_epoch(epoch)
+
     def close(self) -> None:
         """Closes the connection the loader acknowledges through."""
         if self._client is not None:

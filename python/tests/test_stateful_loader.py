@@ -102,3 +102,27 @@ def test_a_workers_state_belongs_to_that_worker(address, job_data):
     data = FloeIterableDataset(address, job_data, job, BATCH_ROWS, rank=0, world_size=1, **SETTINGS)
     with pytest.raises(ValueError, match="DataLoader worker 1's of 2"):
         data.load_state_dict(worker_state)
+
+
+def test_a_trainer_sets_the_epoch_on_the_loader_and_resumes_from_its_state(address, job_data):
+    """As Hugging Face's Trainer drives a loader it is given: set_epoch on the loader each epoch;
+    a restart loads the saved loader state, then sets the epoch it counted as unfinished."""
+    from floe.torch import FloeDataLoader
+
+    job = "trainer-wiring"
+    data = FloeIterableDataset(address, job_data, job, BATCH_ROWS, rank=0, world_size=1, **SETTINGS)
+    first = FloeDataLoader(data, num_workers=2)
+    first.set_epoch(EPOCH)
+    taken = []
+    for item in first:
+        taken.append(ids(item))
+        if len(taken) == 30:
+            break
+    state = json.loads(json.dumps(first.state_dict()))
+    resumed_data = FloeIterableDataset(address, job_data, job, BATCH_ROWS, rank=0, world_size=1, **SETTINGS)
+    resumed = FloeDataLoader(resumed_data, num_workers=2)
+    resumed.load_state_dict(state)
+    resumed.set_epoch(EPOCH)
+    assert taken + [ids(item) for item in resumed] == epoch_order(address, job_data, job)
+    resumed.set_epoch(EPOCH + 1)
+    assert [ids(item) for item in resumed] == epoch_order(address, job_data, job, EPOCH + 1)
