@@ -16,7 +16,9 @@ the GIL (decoding images in Python, say).
 Deterministic mode: the loop sees global batches ``start, start + 1, ...``, the same on every
 rank, so the count of batches the loop consumed is an exact resumption point for any world size
 afterwards. With ``N`` worker processes, worker ``j`` reads ``start + j, start + j + N, ...`` and
-DataLoader hands their items to the loop in turn, in the same order.
+DataLoader hands their items to the loop in turn, in the same order. Under torchdata's
+``StatefulDataLoader`` with workers, each worker's state is its own position in global batches
+(the next one it reads), so the loader's state resumes at any world size with as many workers.
 
 Dynamic mode: every reader of every rank leases whole global batches from the server and the
 main process acknowledges each one once the loop is done with it (when it asks for the next);
