@@ -39,6 +39,7 @@ public record FloeSettings(
     Duration loadWaitTimeout,
     Duration stallTimeout,
     Duration servingWarmup,
+    int gatherAhead,
     StorageSettings storage,
     CatalogSettings catalogs,
     boolean managementEnabled,
@@ -77,6 +78,7 @@ public record FloeSettings(
         floe.getDuration("gateway.load-wait-timeout"),
         floe.getDuration("gateway.stall-timeout"),
         floe.getDuration("gateway.warm-up"),
+        floe.getInt("gateway.gather-ahead"),
         StorageSettings.fromConfig(floe.getConfig("storage"), env),
         CatalogSettings.fromConfig(floe.getConfig("catalogs"), env),
         floe.getBoolean("management.enabled"),
@@ -135,6 +137,7 @@ public record FloeSettings(
         askTimeout,
         askAttemptTimeout,
         loadWaitTimeout,
+        gatherAhead,
         tickets());
   }
 

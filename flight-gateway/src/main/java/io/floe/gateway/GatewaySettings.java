@@ -14,6 +14,8 @@ import org.apache.arrow.flight.Location;
  * @param askAttemptTimeout how long one ask of a query that may be asked again waits before it is
  *     sent again (an entity whose node died answers only once it runs elsewhere)
  * @param loadWaitTimeout how long a {@code load} with {@code wait} may wait for READY
+ * @param gatherAhead how many of a job stream's batches are gathered ahead of the one being
+ *     written, on a pool of one thread per core (0: each is gathered when the transport asks)
  * @param tickets signs the tickets this node plans and checks those it serves
  */
 public record GatewaySettings(
@@ -21,6 +23,7 @@ public record GatewaySettings(
     Duration askTimeout,
     Duration askAttemptTimeout,
     Duration loadWaitTimeout,
+    int gatherAhead,
     TicketSigner tickets) {
   public GatewaySettings {
     Preconditions.checkArgument(advertised != null, "Invalid advertised location: null");
@@ -30,5 +33,7 @@ public record GatewaySettings(
         !askAttemptTimeout.isNegative() && !askAttemptTimeout.isZero(),
         "Invalid ask attempt timeout: %s",
         askAttemptTimeout);
+    Preconditions.checkArgument(
+        gatherAhead >= 0, "Invalid floe.gateway.gather-ahead: %s (0 or more)", gatherAhead);
   }
 }

@@ -11,6 +11,7 @@ import io.floe.gateway.BatchSource;
 import io.floe.gateway.ClusterAnswers;
 import io.floe.gateway.FlightErrors;
 import io.floe.gateway.GatewaySettings;
+import io.floe.gateway.ReadAheadBatches;
 import io.floe.gateway.dataset.DatasetQueries;
 import io.floe.job.EpochShape;
 import io.floe.job.JobSpec;
@@ -32,6 +33,11 @@ import io.floe.ticket.JobTicket;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightInfo;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -51,6 +57,8 @@ public final class JobActions {
   private final JobReadPlanner planner;
   private final ClusterAnswers answers;
   private final SliceStore slices;
+  private final Executor gathering = gatheringThreads();
+  private final int gatherAhead;
 
   public JobActions(
       ActorSystem<?> system,
@@ -62,6 +70,7 @@ public final class JobActions {
     this.slices = slices;
     this.jobs = new JobQueries(system, settings);
     this.planner = new JobReadPlanner(settings.tickets(), orders);
+    this.gatherAhead = settings.gatherAhead();
     this.answers = answers;
   }
 
@@ -238,7 +247,9 @@ public final class JobActions {
               ticket.rank());
       Schema projected =
           JobSchemas.project(leases.get(0).slice().schema(), ticket.columns(), ticket.dataset());
-      return new NodeJobBatches(leases, localOf, ticket, share, projected, orders);
+      NodeJobBatches batches =
+          new NodeJobBatches(leases, localOf, ticket, share, projected, orders);
+      return gatherAhead == 0 ? batches : new ReadAheadBatches(batches, gathering, gatherAhead);
     } catch (RuntimeException e) {
       leases.forEach(LoadedSlice.Lease::close);
       throw e;
@@ -274,5 +285,28 @@ public final class JobActions {
                 + " from (it serves snapshot %s now); register the job again or read a later"
                 + " epoch",
             dataset, fingerprint, job, epoch, reply.status().snapshotId()));
+  }
+
+  /**
+   * Threads that gather job batches ahead of their streams, one per core at most, none kept when
+   * idle.
+   */
+  private static Executor gatheringThreads() {
+    int cores = Runtime.getRuntime().availableProcessors();
+    AtomicInteger count = new AtomicInteger();
+    ThreadPoolExecutor pool =
+        new ThreadPoolExecutor(
+            cores,
+            cores,
+            30,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
+            task -> {
+              Thread thread = new Thread(task, "floe-gather-" + count.incrementAndGet());
+              thread.setDaemon(true);
+              return thread;
+            });
+    pool.allowCoreThreadTimeOut(true);
+    return pool;
   }
 }
