@@ -1,6 +1,7 @@
 package io.floe.gateway.job;
 
 import io.floe.store.LoadedSlice;
+import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BaseFixedWidthVector;
@@ -10,6 +11,7 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.arrow.vector.util.TransferPair;
 
 /**
  * Copies chosen rows of some held slices of one dataset, in a given order, into a new record batch
@@ -101,6 +103,9 @@ final class RowGather implements AutoCloseable {
    */
   VectorSchemaRoot gather(int[] source, int[] indexIn, int count, BufferAllocator allocator) {
     GatherRuns runs = GatherRuns.of(source, indexIn, count, sourceRows, firstRow);
+    if (runs.runs() == 1 && sameFields(runs.source(0))) {
+      return sliced(runs.source(0), runs.from(0), count);
+    }
     VectorSchemaRoot out = VectorSchemaRoot.create(projected, allocator);
     try {
       List<FieldVector> targets = out.getFieldVectors();
@@ -132,6 +137,54 @@ final class RowGather implements AutoCloseable {
       return out;
     } catch (RuntimeException e) {
       out.close();
+      throw e;
+    }
+  }
+
+  /**
+   * Whether source batch {@code flat}'s columns have the projected columns' types, children
+   * included (not their names: a list's child is named as Arrow names it, {@code $data$}).
+   */
+  private boolean sameFields(int flat) {
+    for (int c = 0; c < sourceColumns.length; c++) {
+      if (!sameType(columnViews[c][flat].getField(), projected.getFields().get(c))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static boolean sameType(Field a, Field b) {
+    if (!a.getType().equals(b.getType()) || a.getChildren().size() != b.getChildren().size()) {
+      return false;
+    }
+    for (int i = 0; i < a.getChildren().size(); i++) {
+      if (!sameType(a.getChildren().get(i), b.getChildren().get(i))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Rows {@code [from, from + count)} of one source batch (an ordered job's part is nearly always
+   * one such run) by reference, as the plain stream serves a cut batch: Arrow's split shares the
+   * values' buffers and copies only what cannot be shared, validity bits not starting on a byte and
+   * offsets that must start at 0. Under the source slice's own allocator: a split into another
+   * would move the shared buffers' accounting there.
+   */
+  private VectorSchemaRoot sliced(int flat, int from, int count) {
+    List<FieldVector> parts = new ArrayList<>(sourceColumns.length);
+    try {
+      for (int c = 0; c < sourceColumns.length; c++) {
+        FieldVector column = columnViews[c][flat];
+        TransferPair split = column.getTransferPair(column.getAllocator());
+        split.splitAndTransfer(from, count);
+        parts.add((FieldVector) split.getTo());
+      }
+      return new VectorSchemaRoot(projected.getFields(), parts, count);
+    } catch (RuntimeException e) {
+      parts.forEach(FieldVector::close);
       throw e;
     }
   }

@@ -27,7 +27,7 @@ import org.apache.iceberg.data.Record;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * A rank's share of every global batch, put together from the parts two nodes gather from their
@@ -39,10 +39,11 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class NodeJobBatchesTest {
   private static final long[] SLICE_ROWS = {137, 300, 63, 700, 90, 710};
-  private static final int SLICE_BATCH_ROWS = 64;
+  private static final int SLICE_BATCH_ROWS = 256;
   private static final int BATCH_ROWS = 840; // divisible by 1..8
   private static final String[] HOLDERS = {"grpc+tcp://127.0.0.1:1", "grpc+tcp://127.0.0.1:2"};
-  private static final OrderSettings ORDER = new OrderSettings(11, true, 16, 4);
+  private static final OrderSettings SHUFFLED = new OrderSettings(11, true, 16, 4);
+  private static final OrderSettings ORDERED = new OrderSettings(11, false, 16, 4);
 
   private BufferAllocator root;
   private final AllocatorReaper reaper = new AllocatorReaper();
@@ -90,20 +91,26 @@ class NodeJobBatchesTest {
     return slice % 2;
   }
 
+  /**
+   * Shuffled parts are gathered row by row; an ordered job's parts are mostly one run of one source
+   * batch, served by reference (Arrow's split), the rest gathered in runs.
+   */
   @ParameterizedTest
-  @EnumSource(TailPolicy.class)
-  void partsPutTogetherByTheirPlacesAreTheRanksShareAtEveryWorldSize(TailPolicy tail) {
+  @CsvSource({"DROP, true", "PAD, true", "DROP, false", "PAD, false"})
+  void partsPutTogetherByTheirPlacesAreTheRanksShareAtEveryWorldSize(
+      TailPolicy tail, boolean shuffle) {
+    OrderSettings settings = shuffle ? SHUFFLED : ORDERED;
     long rows = Arrays.stream(SLICE_ROWS).sum();
     EpochShape shape = new EpochShape(rows, BATCH_ROWS, tail);
     JobOrders orders = new JobOrders();
     for (int epoch = 0; epoch < 2; epoch++) {
-      EpochOrder order = new EpochOrder(SLICE_ROWS, ORDER, epoch);
+      EpochOrder order = new EpochOrder(SLICE_ROWS, settings, epoch);
       for (int world = 1; world <= 8; world++) {
         for (int rank = 0; rank < world; rank++) {
           RankShare share = new RankShare(shape, order, world, rank);
           List<NodeJobBatches> nodes = new ArrayList<>();
           for (int h = 0; h < HOLDERS.length; h++) {
-            nodes.add(node(h, epoch, world, rank, tail, shape.batches(), share, orders));
+            nodes.add(node(h, epoch, settings, world, rank, tail, shape.batches(), share, orders));
           }
           try {
             for (long k = 0; k < shape.batches(); k++) {
@@ -120,6 +127,7 @@ class NodeJobBatchesTest {
   private NodeJobBatches node(
       int holder,
       int epoch,
+      OrderSettings settings,
       int world,
       int rank,
       TailPolicy tail,
@@ -143,7 +151,7 @@ class NodeJobBatchesTest {
             "job",
             "layout",
             epoch,
-            ORDER,
+            settings,
             BATCH_ROWS,
             tail,
             List.of(),
