@@ -87,9 +87,16 @@ def _status_table(statuses: List[dict]) -> None:
         table.add_row(
             s.get("name", ""), s.get("state", ""), f"{s.get('slices_loaded', 0)}/{s.get('slices_total', 0)}",
             f"{s.get('rows', 0):,}", f"{s.get('bytes', 0):,}", str(s.get("snapshot_id", "")),
-            str(source.get("identifier") or source.get("location") or ""),
+            _source(source),
         )
     out.print(table)
+
+
+def _source(source: dict) -> str:
+    """Where a dataset's table came from: ``catalog.table`` or its location (docs/protocol.md)."""
+    if source.get("catalog"):
+        return f"{source['catalog']}.{source.get('table', '')}"
+    return source.get("location") or ""
 
 
 @app.command()
@@ -136,8 +143,8 @@ def _follow(c: Context, client: FloeClient, name: str, status: dict) -> dict:
             time.sleep(0.5)
             status = client.status(name)
     if status.get("state") == "FAILED":
-        failure = status.get("failure") or {}
-        err.print(f"[red]FAILED[/red] ({failure.get('code', '?')}): {failure.get('message', '')}", highlight=False)
+        error = status.get("error") or {}
+        err.print(f"[red]FAILED[/red] ({error.get('kind', '?')}): {error.get('message', '')}", highlight=False)
     return status
 
 

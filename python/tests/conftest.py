@@ -183,6 +183,17 @@ def node(node_process, sample_table) -> Node:
 
 
 @pytest.fixture(scope="session")
+def small_node(classpath, sample_table, tmp_path_factory):
+    """A node whose memory limit cannot hold the sample table: its loads of it FAIL."""
+    node = Node(classpath, tmp_path_factory.mktemp("small-node") / "node.log", {"floe.memory.limit": "1MiB"})
+    try:
+        node.wait_ready()
+        yield node
+    finally:
+        node.stop()
+
+
+@pytest.fixture(scope="session")
 def address(node) -> str:
     return node.address
 

@@ -71,6 +71,17 @@ def test_failures_exit_non_zero_with_the_reason(address, args, message):
     assert message in "".join(result.output.split())  # rich may wrap a long name anywhere
 
 
+def test_a_load_that_fails_prints_the_nodes_reason(small_node, sample_table):
+    """The node's FAILED status carries ``error`` (kind and message); the CLI shows both."""
+    result = floe(small_node.address, "load", "cli-too-big", str(sample_table))
+    assert result.exit_code == 1
+    text = "".join(result.output.split())  # rich wraps long lines anywhere
+    assert "FAILED(RESOURCE_EXHAUSTED):" in text, result.output
+    with FloeClient(small_node.address) as client:
+        message = client.status("cli-too-big")["error"]["message"]
+    assert "memory limit" in message and "".join(message.split()) in text, result.output
+
+
 def test_initialize_dataset_reads_the_trainjob_from_the_environment(address, sample_table):
     """Kubeflow's dataset-initializer step: STORAGE_URI and FLOE_DATASET from the environment, as
     Trainer sets them; progress as log lines (no terminal); exit 0 once READY, 1 when the load

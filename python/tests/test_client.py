@@ -20,7 +20,7 @@ from floe import (
     NotReady,
     ResourceExhausted,
 )
-from conftest import ROWS, Node
+from conftest import ROWS
 
 
 def ids_of(batches):
@@ -248,17 +248,6 @@ def test_unreachable_node_is_unavailable():
         with pytest.raises(floe.Unavailable):
             list(c.read_shard("x"))
         assert time.monotonic() - start < 15
-
-
-@pytest.fixture(scope="module")
-def small_node(classpath, sample_table, tmp_path_factory):
-    """A node whose memory limit cannot hold the sample table."""
-    node = Node(classpath, tmp_path_factory.mktemp("small-node") / "node.log", {"floe.memory.limit": "1MiB"})
-    try:
-        node.wait_ready()
-        yield node
-    finally:
-        node.stop()
 
 
 def test_too_big_a_dataset_is_resource_exhausted(small_node, sample_table):

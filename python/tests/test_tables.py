@@ -15,6 +15,9 @@ import datetime as dt
 import decimal
 import functools
 import math
+import os
+import subprocess
+import sys
 import time
 import uuid
 
@@ -343,7 +346,7 @@ def test_same_table_by_identifier_catalog_field_and_metadata_location(client, la
     _same(_floe_rows(client, "s3a://" + metadata[len("s3://"):]), reference, "s3a:// metadata location")
 
 
-def test_list_shows_where_each_dataset_came_from_and_status_its_snapshot(client, lake):
+def test_list_shows_where_each_dataset_came_from_and_status_its_snapshot(node, client, lake):
     table = lake[0].load_table("db.types")
     client.load("from_catalog", "lake.db.types")
     client.load("from_location", table.metadata_location)
@@ -358,6 +361,16 @@ def test_list_shows_where_each_dataset_came_from_and_status_its_snapshot(client,
         assert listed["from_catalog"]["source"] == {"catalog": "lake", "table": "db.types"}
         assert listed["from_location"]["source"] == {"location": table.metadata_location}
         assert client.status("from_catalog")["snapshot_id"] == table.current_snapshot().snapshot_id
+        # `floe list`, run as a person runs it, shows both sources in its table.
+        shown = subprocess.run(
+            [sys.executable, "-m", "floe.cli", "--address", node.address, "list"],
+            capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "400"},
+        )
+        assert shown.returncode == 0, shown.stderr
+        lines = shown.stdout.splitlines()
+        rows = {name: line for name in ("from_catalog", "from_location") for line in lines if f" {name} " in line}
+        assert "lake.db.types" in rows["from_catalog"], shown.stdout
+        assert table.metadata_location in rows["from_location"], shown.stdout
     finally:
         client.drop("from_catalog")
         client.drop("from_location")

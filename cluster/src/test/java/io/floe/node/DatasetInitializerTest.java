@@ -2,6 +2,10 @@ package io.floe.node;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.floe.initializer.DatasetInitializer;
 import io.floe.testing.IcebergTestTables;
@@ -12,6 +16,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
 /**
  * The TrainJob dataset-initializer against a real node: it loads the dataset and exits 0 once it is
@@ -70,6 +75,40 @@ class DatasetInitializerTest {
     assertThat(initialize("missing", dir.resolve("no-such-table").toString())).isEqualTo(1);
     assertThat(initialize("train-b", table, "--columns", "no_such_column")).isEqualTo(1);
     assertThat(initialize("train-c", table)).isZero();
+  }
+
+  @Test
+  void aLoadThatFailsLogsTheNodesReason() throws Exception {
+    ListAppender<ILoggingEvent> log = new ListAppender<>();
+    Logger logger = (Logger) LoggerFactory.getLogger(DatasetInitializer.class);
+    log.start();
+    logger.addAppender(log);
+    try (ClientNode small = ClientNode.start("floe.memory.limit = 1MiB")) {
+      String big =
+          IcebergTestTables.in(dir)
+              .create("big", TestRows.EVENTS)
+              .appendFiles(4, 25_000, TestRows.events(9))
+              .metadataLocation();
+      int code =
+          DatasetInitializer.run(
+              "--address",
+              small.location().getUri().toString(),
+              "--storage-uri",
+              big,
+              "--dataset",
+              "too-big",
+              "--poll",
+              "PT0.1S");
+      assertThat(code).isEqualTo(1);
+      String reason = small.client().status("too-big").path("error").path("message").asText();
+      assertThat(reason).contains("memory limit");
+      assertThat(log.list)
+          .filteredOn(event -> event.getLevel() == Level.ERROR)
+          .extracting(ILoggingEvent::getFormattedMessage)
+          .containsExactly("Dataset 'too-big' FAILED (RESOURCE_EXHAUSTED): " + reason);
+    } finally {
+      logger.detachAppender(log);
+    }
   }
 
   @Test

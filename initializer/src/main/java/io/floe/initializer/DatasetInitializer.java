@@ -141,12 +141,12 @@ public final class DatasetInitializer implements Callable<Integer> {
         status = client.status(dataset);
       }
       if ("FAILED".equals(status.path("state").asText())) {
-        JsonNode failure = status.path("failure");
+        JsonNode error = status.path("error");
         LOG.error(
             "Dataset '{}' FAILED ({}): {}",
             dataset,
-            failure.path("code").asText("?"),
-            failure.path("message").asText(""));
+            error.path("kind").asText("?"),
+            error.path("message").asText(""));
         return 1;
       }
       LOG.info(LoadProgress.describe(dataset, status, since(started)));
