@@ -28,6 +28,19 @@ final class Fields {
     }
   }
 
+  private Fields(ObjectNode node, String what) {
+    this.node = node;
+    this.what = what;
+  }
+
+  /**
+   * Reads a reply: fields it does not know are left alone, so a client reads the replies of a node
+   * newer than itself.
+   */
+  static Fields lenient(ObjectNode node, String what) {
+    return new Fields(node, what);
+  }
+
   String requiredString(String field) {
     JsonNode value = node.get(field);
     if (value == null || value.isNull()) {
@@ -128,6 +141,71 @@ final class Fields {
       strings.add(element.asText());
     }
     return strings;
+  }
+
+  long requiredLong(String field) {
+    Long value = optionalLong(field);
+    if (value == null) {
+      throw new IllegalArgumentException("Missing field '" + field + "' in " + what);
+    }
+    return value;
+  }
+
+  int requiredInt(String field) {
+    requiredLong(field);
+    return optionalInt(field, 0);
+  }
+
+  Double optionalDouble(String field) {
+    JsonNode value = node.get(field);
+    if (value == null || value.isNull()) {
+      return null;
+    }
+    if (!value.isNumber()) {
+      throw new IllegalArgumentException(
+          String.format(
+              "Field '%s' in %s must be a number, got %s", field, what, Excerpt.of(value)));
+    }
+    return value.asDouble();
+  }
+
+  /** An object field, or null when it is absent. */
+  ObjectNode optionalObject(String field) {
+    JsonNode value = node.get(field);
+    if (value == null || value.isNull()) {
+      return null;
+    }
+    if (!value.isObject()) {
+      throw new IllegalArgumentException(
+          String.format(
+              "Field '%s' in %s must be an object, got %s", field, what, Excerpt.of(value)));
+    }
+    return (ObjectNode) value;
+  }
+
+  /** The objects of an array field; empty when it is absent. */
+  List<ObjectNode> optionalObjects(String field) {
+    JsonNode value = node.get(field);
+    if (value == null || value.isNull()) {
+      return List.of();
+    }
+    if (!value.isArray()) {
+      throw new IllegalArgumentException(
+          String.format(
+              "Field '%s' in %s must be an array of objects, got %s",
+              field, what, Excerpt.of(value)));
+    }
+    List<ObjectNode> objects = new ArrayList<>();
+    for (JsonNode element : value) {
+      if (!element.isObject()) {
+        throw new IllegalArgumentException(
+            String.format(
+                "Field '%s' in %s must hold only objects, got %s",
+                field, what, Excerpt.of(element)));
+      }
+      objects.add((ObjectNode) element);
+    }
+    return objects;
   }
 
   JsonNode raw(String field) {

@@ -79,6 +79,24 @@ public final class Json {
     return (ObjectNode) node;
   }
 
+  /**
+   * Parses a node's reply, which is {@code what} (a JSON object, or an array for lists). Replies
+   * come from a node the caller chose, so the request limits do not apply to them.
+   *
+   * @throws IllegalArgumentException naming what was malformed
+   */
+  static JsonNode parseReply(byte[] body, String what) {
+    try {
+      JsonNode node = MAPPER.readTree(body);
+      if (node == null) {
+        throw new IllegalArgumentException("Empty " + what);
+      }
+      return node;
+    } catch (IOException e) {
+      throw new IllegalArgumentException("Malformed " + what + ": " + firstLine(e.getMessage()), e);
+    }
+  }
+
   public static byte[] bytes(JsonNode node) {
     try {
       return MAPPER.writeValueAsBytes(node);

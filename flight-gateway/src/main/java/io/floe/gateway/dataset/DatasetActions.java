@@ -2,8 +2,6 @@ package io.floe.gateway.dataset;
 
 import static io.floe.protocol.InvalidRequestException.reading;
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.dataset.DatasetEntity;
 import io.floe.dataset.DatasetState;
 import io.floe.dataset.DatasetStatus;
@@ -13,8 +11,8 @@ import io.floe.gateway.BatchSource;
 import io.floe.gateway.ClusterAnswers;
 import io.floe.gateway.FlightErrors;
 import io.floe.protocol.Actions;
+import io.floe.protocol.DatasetStatusReply;
 import io.floe.protocol.ErrorCode;
-import io.floe.protocol.Json;
 import io.floe.protocol.LoadRequest;
 import io.floe.protocol.NameRequest;
 import io.floe.protocol.ReadRequest;
@@ -71,11 +69,8 @@ public final class DatasetActions {
         .status(reading(() -> NameRequest.parse(body, Actions.STATUS)).name())
         .thenApply(
             answer -> {
-              ObjectNode node = StatusJson.of(answer.value());
-              if (answer.stale()) {
-                node.put("stale", true);
-              }
-              return Json.bytes(node);
+              DatasetStatusReply reply = StatusReplies.of(answer.value());
+              return (answer.stale() ? reply.asStale() : reply).encode();
             });
   }
 
@@ -89,9 +84,7 @@ public final class DatasetActions {
                 throw FlightErrors.error(
                     ErrorCode.DATASET_NOT_FOUND, "No dataset '" + name + "' to drop");
               }
-              ObjectNode node = StatusJson.of(status);
-              node.put("dropped", true);
-              return Json.bytes(node);
+              return StatusReplies.of(status).asDropped().encode();
             });
   }
 
@@ -99,11 +92,7 @@ public final class DatasetActions {
     return datasets
         .list()
         .thenApply(
-            all -> {
-              ArrayNode array = Json.object().arrayNode();
-              all.forEach(status -> array.add(StatusJson.of(status)));
-              return Json.bytes(array);
-            });
+            all -> DatasetStatusReply.encodeList(all.stream().map(StatusReplies::of).toList()));
   }
 
   /** The names of the datasets that are READY now, for {@code ListFlights}. */
@@ -132,7 +121,7 @@ public final class DatasetActions {
     if (reply instanceof DatasetEntity.LoadReply.Refused refused) {
       throw FlightErrors.of(refused.failure());
     }
-    return Json.bytes(StatusJson.of(reply.status()));
+    return StatusReplies.of(reply.status()).encode();
   }
 
   /**
@@ -156,6 +145,6 @@ public final class DatasetActions {
                   "Refresh of dataset '%s' failed (it still serves snapshot %d): %s",
                   status.name(), report.fromSnapshot(), report.failure().message())));
     }
-    return Json.bytes(StatusJson.of(status));
+    return StatusReplies.of(status).encode();
   }
 }
