@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.protocol.Actions;
+import io.floe.protocol.DatasetStatusReply;
 import io.floe.protocol.Json;
 import io.floe.protocol.LoadRequest;
 import io.floe.protocol.NameRequest;
@@ -191,29 +192,34 @@ public final class FloeClient implements AutoCloseable {
     return org.apache.arrow.flight.FlightGrpcUtils.createFlightClient(allocator, channel);
   }
 
-  /** Loads a dataset; answers its status JSON (READY or FAILED with {@code wait}). */
-  public JsonNode load(LoadRequest request) {
-    return action(Actions.LOAD, request.toJson());
+  /** Loads a dataset; answers its status (READY or FAILED with {@code wait}). */
+  public DatasetStatusReply load(LoadRequest request) {
+    return DatasetStatusReply.parse(reply(entry, Actions.LOAD, request.toJson()));
   }
 
   /**
    * Moves a dataset to its table's newest snapshot, loading only the slices that changed; with
    * {@code wait} it answers once the new layout serves.
    */
-  public JsonNode refresh(String dataset, boolean wait) {
-    return action(Actions.REFRESH, new io.floe.protocol.RefreshRequest(dataset, wait).toJson());
+  public DatasetStatusReply refresh(String dataset, boolean wait) {
+    return DatasetStatusReply.parse(
+        reply(entry, Actions.REFRESH, new io.floe.protocol.RefreshRequest(dataset, wait).toJson()));
   }
 
-  public JsonNode status(String dataset) {
-    return action(Actions.STATUS, new NameRequest(dataset).toJson());
+  /** A dataset's status; ABSENT for a name no dataset has. */
+  public DatasetStatusReply status(String dataset) {
+    return DatasetStatusReply.parse(
+        reply(entry, Actions.STATUS, new NameRequest(dataset).toJson()));
   }
 
-  public JsonNode drop(String dataset) {
-    return action(Actions.DROP, new NameRequest(dataset).toJson());
+  /** Drops a dataset, freeing its memory; answers the status it had. */
+  public DatasetStatusReply drop(String dataset) {
+    return DatasetStatusReply.parse(reply(entry, Actions.DROP, new NameRequest(dataset).toJson()));
   }
 
-  public JsonNode list() {
-    return action(Actions.LIST, new byte[0]);
+  /** Every loaded dataset's status, by name. */
+  public List<DatasetStatusReply> list() {
+    return DatasetStatusReply.parseList(reply(entry, Actions.LIST, new byte[0]));
   }
 
   /**
@@ -361,17 +367,22 @@ public final class FloeClient implements AutoCloseable {
   }
 
   private JsonNode action(Location node, String type, byte[] body) {
+    try {
+      return MAPPER.readTree(reply(node, type, body));
+    } catch (IOException e) {
+      throw new UncheckedIOException("Unreadable answer to '" + type + "'", e);
+    }
+  }
+
+  /** The body of an action's one result. */
+  private byte[] reply(Location node, String type, byte[] body) {
     Iterator<Result> results = client(node).doAction(new Action(type, body));
     if (!results.hasNext()) {
       throw new IllegalStateException("Action '" + type + "' answered nothing");
     }
-    try {
-      JsonNode answer = MAPPER.readTree(results.next().getBody());
-      results.forEachRemaining(r -> {});
-      return answer;
-    } catch (IOException e) {
-      throw new UncheckedIOException("Unreadable answer to '" + type + "'", e);
-    }
+    byte[] answer = results.next().getBody();
+    results.forEachRemaining(r -> {});
+    return answer;
   }
 
   /** Plans shard {@code index} of {@code count} of a dataset. */

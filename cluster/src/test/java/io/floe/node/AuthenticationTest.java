@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.typesafe.config.ConfigFactory;
 import io.floe.client.FloeClient;
 import io.floe.client.JobOptions;
+import io.floe.protocol.DatasetStatusReply.State;
 import io.floe.protocol.ErrorCode;
 import io.floe.protocol.LoadRequest;
 import io.floe.spec.DatasetSpec;
@@ -210,7 +211,7 @@ class AuthenticationTest {
     try (FloeClient reader = FloeClient.connect(allocator, node.location(), READER);
         FloeClient operator = FloeClient.connect(allocator, node.location(), OPERATOR)) {
       assertThat(reader.read(reader.plan("events", 0, 1), root -> {})).isEqualTo(1_000);
-      assertThat(reader.status("events").path("state").asText()).isEqualTo("READY");
+      assertThat(reader.status("events").state()).isEqualTo(State.READY);
       reader.registerJob(JobOptions.builder("auth-job", "events", 100).build());
       assertThat(reader.dropJob("auth-job").json().path("dropped").asBoolean()).isTrue();
       assertRefused(
@@ -224,7 +225,7 @@ class AuthenticationTest {
           FlightStatusCode.UNAUTHORIZED,
           ErrorCode.PERMISSION_DENIED,
           "operator");
-      assertThat(operator.status("events").path("state").asText()).isEqualTo("READY");
+      assertThat(operator.status("events").state()).isEqualTo(State.READY);
     }
   }
 

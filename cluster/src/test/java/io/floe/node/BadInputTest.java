@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.client.FloeClient;
+import io.floe.protocol.DatasetStatusReply.State;
 import io.floe.protocol.ErrorCode;
 import io.floe.protocol.Json;
 import io.floe.protocol.LoadRequest;
@@ -151,7 +152,7 @@ class BadInputTest {
           FlightStatusCode.NOT_FOUND,
           ErrorCode.DATASET_NOT_FOUND,
           "nope");
-      assertThat(client.status("nope").path("state").asText()).isEqualTo("ABSENT");
+      assertThat(client.status("nope").state()).isEqualTo(State.ABSENT);
       // Asking about a name is no news for the operator: a line each would flood the log.
       assertThat(logs.operatorLines()).noneSatisfy(line -> assertThat(line).contains("'nope'"));
     }

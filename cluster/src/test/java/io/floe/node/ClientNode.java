@@ -2,8 +2,8 @@ package io.floe.node;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.floe.client.FloeClient;
+import io.floe.protocol.DatasetStatusReply;
 import io.floe.protocol.LoadRequest;
 import io.floe.spec.DatasetSpec;
 import io.floe.testing.IcebergTestTables;
@@ -44,11 +44,11 @@ final class ClientNode implements AutoCloseable {
             .create(name, TestRows.EVENTS)
             .appendFiles(files, rowsPerFile, TestRows.events(seed));
     ClientNode serving = start();
-    JsonNode status =
+    DatasetStatusReply status =
         serving.client.load(
             new LoadRequest(
                 DatasetSpec.of(name, table.metadataLocation()).withBatchRows(batchRows), true));
-    assertThat(status.path("state").asText()).as(status.toString()).isEqualTo("READY");
+    assertThat(status.state()).as(status.toString()).isEqualTo(DatasetStatusReply.State.READY);
     return serving;
   }
 

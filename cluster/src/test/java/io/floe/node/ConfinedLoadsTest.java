@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.floe.client.FloeClient;
+import io.floe.protocol.DatasetStatusReply.State;
 import io.floe.protocol.ErrorCode;
 import io.floe.protocol.LoadRequest;
 import io.floe.spec.DatasetSpec;
@@ -41,9 +42,8 @@ class ConfinedLoadsTest {
       assertThat(
               client
                   .load(new LoadRequest(DatasetSpec.of("in", inside.metadataLocation()), true))
-                  .path("state")
-                  .asText())
-          .isEqualTo("READY");
+                  .state())
+          .isEqualTo(State.READY);
       String climbing = allowed + "/../outside/events";
       for (String location : new String[] {other.metadataLocation(), climbing}) {
         assertThatThrownBy(

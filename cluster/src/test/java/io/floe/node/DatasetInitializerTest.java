@@ -6,8 +6,9 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
-import com.fasterxml.jackson.databind.JsonNode;
 import io.floe.initializer.DatasetInitializer;
+import io.floe.protocol.DatasetStatusReply;
+import io.floe.protocol.DatasetStatusReply.State;
 import io.floe.testing.IcebergTestTables;
 import io.floe.testing.TestRows;
 import java.net.ServerSocket;
@@ -63,9 +64,9 @@ class DatasetInitializerTest {
   @Test
   void loadsTheDatasetAndExitsOnceItIsReady() {
     assertThat(initialize("train-a", table, "--columns", "id,user_id")).isZero();
-    JsonNode status = node.client().status("train-a");
-    assertThat(status.path("state").asText()).isEqualTo("READY");
-    assertThat(status.path("rows").asLong()).isEqualTo(3_000);
+    DatasetStatusReply status = node.client().status("train-a");
+    assertThat(status.state()).isEqualTo(State.READY);
+    assertThat(status.rows()).isEqualTo(3_000);
     // A second TrainJob naming the same dataset with the same settings finds it loaded.
     assertThat(initialize("train-a", table, "--columns", "id,user_id")).isZero();
   }
@@ -100,7 +101,7 @@ class DatasetInitializerTest {
               "--poll",
               "PT0.1S");
       assertThat(code).isEqualTo(1);
-      String reason = small.client().status("too-big").path("error").path("message").asText();
+      String reason = small.client().status("too-big").error().message();
       assertThat(reason).contains("memory limit");
       assertThat(log.list)
           .filteredOn(event -> event.getLevel() == Level.ERROR)

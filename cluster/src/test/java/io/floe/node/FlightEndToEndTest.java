@@ -5,8 +5,9 @@ import static io.floe.testing.IcebergTestTables.sortedById;
 import static io.floe.testing.RecordAssertions.assertSameRows;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.floe.client.FloeClient;
+import io.floe.protocol.DatasetStatusReply;
+import io.floe.protocol.DatasetStatusReply.State;
 import io.floe.protocol.LoadRequest;
 import io.floe.spec.DatasetSpec;
 import io.floe.testing.ArrowRecords;
@@ -57,13 +58,13 @@ class FlightEndToEndTest {
 
   @Test
   void shardsOfAnyCountCoverEveryRowOnceWithTheTableContents() {
-    JsonNode status =
+    DatasetStatusReply status =
         client.load(
             new LoadRequest(
                 DatasetSpec.of("e2e", table.metadataLocation()).withBatchRows(100), true));
-    assertThat(status.path("state").asText()).isEqualTo("READY");
+    assertThat(status.state()).isEqualTo(State.READY);
     List<Record> expected = sortedById(readAllGeneric(table.table()));
-    assertThat(status.path("rows").asLong()).isEqualTo(expected.size());
+    assertThat(status.rows()).isEqualTo(expected.size());
 
     for (int shards : new int[] {1, 2, 3, 7}) {
       List<Record> all = new ArrayList<>();
@@ -87,10 +88,9 @@ class FlightEndToEndTest {
       assertSameRows(sortedById(all), expected);
     }
 
-    JsonNode listed = client.list();
-    assertThat(listed.toString()).contains("\"e2e\"");
-    JsonNode dropped = client.drop("e2e");
-    assertThat(dropped.path("dropped").asBoolean()).isTrue();
+    assertThat(client.list()).extracting(DatasetStatusReply::name).contains("e2e");
+    DatasetStatusReply dropped = client.drop("e2e");
+    assertThat(dropped.dropped()).isTrue();
     org.awaitility.Awaitility.await()
         .untilAsserted(
             () ->

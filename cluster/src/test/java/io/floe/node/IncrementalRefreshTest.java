@@ -6,10 +6,12 @@ import static io.floe.node.JobReads.readGlobal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.floe.client.FloeClient;
 import io.floe.client.JobOptions;
+import io.floe.protocol.DatasetStatusReply;
+import io.floe.protocol.DatasetStatusReply.State;
 import io.floe.protocol.LoadRequest;
+import io.floe.protocol.RefreshReply;
 import io.floe.spec.DatasetSpec;
 import io.floe.testing.IcebergTestTables;
 import io.floe.testing.TestRows;
@@ -33,10 +35,11 @@ import org.junit.jupiter.api.io.TempDir;
 class IncrementalRefreshTest {
   @TempDir Path dir;
 
-  private static JsonNode load(FloeClient client, String name, String table, boolean latest) {
-    JsonNode status =
+  private static DatasetStatusReply load(
+      FloeClient client, String name, String table, boolean latest) {
+    DatasetStatusReply status =
         client.load(new LoadRequest(DatasetSpec.of(name, table).withBatchRows(500), true, latest));
-    assertThat(status.path("state").asText()).as(status.toString()).isEqualTo("READY");
+    assertThat(status.state()).as(status.toString()).isEqualTo(State.READY);
     return status;
   }
 
@@ -63,8 +66,8 @@ class IncrementalRefreshTest {
             .appendFiles(2, 1_200, TestRows.events(1));
     try (ClientNode node = ClientNode.start()) {
       FloeClient client = node.client();
-      JsonNode first = load(client, "grow", table.location(), false);
-      int slicesBefore = first.path("slices_total").asInt();
+      DatasetStatusReply first = load(client, "grow", table.location(), false);
+      int slicesBefore = first.slicesTotal();
 
       // An append, and position deletes in the second commit's files only.
       table
@@ -74,17 +77,17 @@ class IncrementalRefreshTest {
                 long id = (Long) r.getField("id");
                 return id >= 2_400 && id < 4_800 && id % 7 == 0;
               });
-      JsonNode refreshed = client.refresh("grow", true);
-      JsonNode report = refreshed.path("refresh");
-      assertThat(report.path("state").asText()).as(refreshed.toString()).isEqualTo("DONE");
-      assertThat(report.path("to_snapshot").asLong()).isEqualTo(table.snapshotId());
-      int kept = report.path("slices_kept").asInt();
-      int loaded = report.path("slices_loaded").asInt();
+      DatasetStatusReply refreshed = client.refresh("grow", true);
+      RefreshReply report = refreshed.refresh();
+      assertThat(report.state()).as(refreshed.toString()).isEqualTo("DONE");
+      assertThat(report.toSnapshot()).isEqualTo(table.snapshotId());
+      int kept = report.slicesKept();
+      int loaded = report.slicesLoaded();
       assertThat(kept).as("the first commit's slices stay loaded: %s", refreshed).isPositive();
       assertThat(loaded).as("the changed and new slices load").isPositive();
-      assertThat(kept + loaded).isEqualTo(refreshed.path("slices_total").asInt());
-      assertThat(report.path("slices_freed").asInt()).isEqualTo(slicesBefore - kept);
-      assertThat(refreshed.path("snapshot_id").asLong()).isEqualTo(table.snapshotId());
+      assertThat(kept + loaded).isEqualTo(refreshed.slicesTotal());
+      assertThat(report.slicesFreed()).isEqualTo(slicesBefore - kept);
+      assertThat(refreshed.snapshotId()).isEqualTo(table.snapshotId());
       assertThat(globalOrder(client, "grow"))
           .isEqualTo(freshOrder(client, table.location(), "fresh1"))
           .containsExactlyInAnyOrderElementsOf(
@@ -92,8 +95,8 @@ class IncrementalRefreshTest {
 
       // Equality deletes, then one partition overwritten with new rows.
       table.deleteEqual("category", "games");
-      JsonNode afterDeletes = client.refresh("grow", true);
-      assertThat(afterDeletes.path("refresh").path("state").asText()).isEqualTo("DONE");
+      DatasetStatusReply afterDeletes = client.refresh("grow", true);
+      assertThat(afterDeletes.refresh().state()).isEqualTo("DONE");
       assertThat(globalOrder(client, "grow"))
           .isEqualTo(freshOrder(client, table.location(), "fresh2"));
       List<Record> replacement = new ArrayList<>();
@@ -104,16 +107,16 @@ class IncrementalRefreshTest {
       }
       table.replacePartitions(replacement);
       // A load of the newest snapshot under the same name refreshes, as refresh does.
-      JsonNode afterOverwrite = load(client, "grow", table.location(), true);
-      assertThat(afterOverwrite.path("refresh").path("state").asText()).isEqualTo("DONE");
-      assertThat(afterOverwrite.path("refresh").path("slices_kept").asInt()).isPositive();
+      DatasetStatusReply afterOverwrite = load(client, "grow", table.location(), true);
+      assertThat(afterOverwrite.refresh().state()).isEqualTo("DONE");
+      assertThat(afterOverwrite.refresh().slicesKept()).isPositive();
       assertThat(globalOrder(client, "grow"))
           .isEqualTo(freshOrder(client, table.location(), "fresh3"))
           .containsExactlyInAnyOrderElementsOf(
               ids(IcebergTestTables.readAllGeneric(table.table())));
 
-      JsonNode unchanged = client.refresh("grow", true);
-      assertThat(unchanged.path("refresh").path("state").asText()).isEqualTo("UNCHANGED");
+      DatasetStatusReply unchanged = client.refresh("grow", true);
+      assertThat(unchanged.refresh().state()).isEqualTo("UNCHANGED");
       client.drop("grow");
     }
   }
@@ -135,8 +138,7 @@ class IncrementalRefreshTest {
       // Two batches of epoch 0, then the table grows and the dataset is refreshed.
       List<List<Long>> epoch0 = new ArrayList<>(readGlobal(client, follow, 0, 2, 0, 2));
       table.appendFiles(1, 1_200, TestRows.events(4));
-      assertThat(client.refresh("jobs", true).path("refresh").path("state").asText())
-          .isEqualTo("DONE");
+      assertThat(client.refresh("jobs", true).refresh().state()).isEqualTo("DONE");
 
       // Epoch 0 ends on the layout it began on: the first 3,000 rows, each once.
       epoch0.addAll(readGlobal(client, follow, 0, 2, 2, -1));
@@ -157,14 +159,15 @@ class IncrementalRefreshTest {
           .atMost(Duration.ofSeconds(10))
           .untilAsserted(
               () -> {
-                JsonNode retained = client.status("jobs").path("retained_layouts");
+                List<DatasetStatusReply.RetainedLayout> retained =
+                    client.status("jobs").retainedLayouts();
                 assertThat(retained).hasSize(1);
-                assertThat(retained.get(0).path("held_by").get(0).asText()).isEqualTo("pinned");
+                assertThat(retained.get(0).heldBy()).containsExactly("pinned");
               });
       client.dropJob("pinned");
       await()
           .atMost(Duration.ofSeconds(10))
-          .untilAsserted(() -> assertThat(client.status("jobs").has("retained_layouts")).isFalse());
+          .untilAsserted(() -> assertThat(client.status("jobs").retainedLayouts()).isEmpty());
       client.dropJob("follow");
       client.drop("jobs");
     }

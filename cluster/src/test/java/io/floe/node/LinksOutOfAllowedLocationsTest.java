@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.floe.client.FloeClient;
+import io.floe.protocol.DatasetStatusReply.State;
 import io.floe.protocol.ErrorCode;
 import io.floe.protocol.LoadRequest;
 import io.floe.spec.DatasetSpec;
@@ -134,10 +135,9 @@ class LinksOutOfAllowedLocationsTest {
                 .load(
                     new LoadRequest(
                         DatasetSpec.of("linked-inside", table.metadataLocation()), true))
-                .path("state")
-                .asText())
-        .isEqualTo("READY");
-    assertThat(client.status("linked-inside").path("rows").asLong()).isEqualTo(200);
+                .state())
+        .isEqualTo(State.READY);
+    assertThat(client.status("linked-inside").rows()).isEqualTo(200);
     client.drop("linked-inside");
   }
 }

@@ -3,9 +3,10 @@ package io.floe.node;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.google.protobuf.ByteString;
 import io.floe.client.FloeClient;
+import io.floe.protocol.DatasetStatusReply;
+import io.floe.protocol.DatasetStatusReply.State;
 import io.floe.protocol.LoadRequest;
 import io.floe.spec.DatasetSpec;
 import io.floe.testing.IcebergTestTables;
@@ -53,13 +54,12 @@ class NotReadyAndMemoryTest {
                   Thread.currentThread().interrupt();
                 }
               });
-      CompletableFuture<JsonNode> load =
+      CompletableFuture<DatasetStatusReply> load =
           CompletableFuture.supplyAsync(
               () ->
                   client.load(
                       new LoadRequest(DatasetSpec.of("slow", table.metadataLocation()), true)));
-      Awaitility.await()
-          .until(() -> client.status("slow").path("state").asText().equals("PLANNING"));
+      Awaitility.await().until(() -> client.status("slow").state() == State.PLANNING);
 
       // Flight's Java client folds gRPC FAILED_PRECONDITION into INVALID_ARGUMENT, so ask over
       // plain gRPC to see the code on the wire.
@@ -91,7 +91,7 @@ class NotReadyAndMemoryTest {
               e -> assertThat(e.status().description()).contains("not ready"));
 
       release.countDown();
-      assertThat(load.get().path("state").asText()).isEqualTo("READY");
+      assertThat(load.get().state()).isEqualTo(State.READY);
       assertThat(client.read(client.plan("slow", 0, 1), root -> {})).isEqualTo(1_000);
     }
   }
@@ -120,9 +120,9 @@ class NotReadyAndMemoryTest {
                     .contains("slice 'big/")
                     .contains("of dataset 'big'");
               });
-      JsonNode status = client.status("big");
-      assertThat(status.path("state").asText()).isEqualTo("FAILED");
-      assertThat(status.path("error").path("kind").asText()).isEqualTo("RESOURCE_EXHAUSTED");
+      DatasetStatusReply status = client.status("big");
+      assertThat(status.state()).isEqualTo(State.FAILED);
+      assertThat(status.error().kind()).isEqualTo("RESOURCE_EXHAUSTED");
       Awaitility.await()
           .untilAsserted(
               () ->

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.floe.client.FloeClient;
+import io.floe.protocol.DatasetStatusReply.State;
 import org.apache.arrow.flight.FlightRuntimeException;
 import org.apache.arrow.flight.FlightStatusCode;
 import org.apache.arrow.memory.BufferAllocator;
@@ -55,7 +56,7 @@ class ShardingQuorumTest {
       JsonNode cluster = client.cluster();
       assertThat(cluster.path("min_data_nodes").asInt()).isEqualTo(1);
       assertThat(cluster.has("warning")).isFalse();
-      assertThat(client.status("events").path("state").asText()).isEqualTo("ABSENT");
+      assertThat(client.status("events").state()).isEqualTo(State.ABSENT);
     }
   }
 }

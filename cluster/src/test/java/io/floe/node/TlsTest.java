@@ -136,7 +136,7 @@ class TlsTest {
           .untilAsserted(
               () -> {
                 try (FloeClient fresh = trusting(renewedCa.cert())) {
-                  assertThat(fresh.list().isArray()).isTrue();
+                  assertThat(fresh.list()).isNotNull();
                 }
               });
     } finally {

@@ -1,8 +1,9 @@
 package io.floe.initializer;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.floe.client.FloeClient;
+import io.floe.protocol.DatasetStatusReply;
 import io.floe.protocol.ErrorCode;
+import io.floe.protocol.ErrorReply;
 import io.floe.protocol.LoadRequest;
 import io.floe.spec.DatasetSpec;
 import java.nio.file.Path;
@@ -120,10 +121,10 @@ public final class DatasetInitializer implements Callable<Integer> {
         FloeClient client = connect(allocator)) {
       long started = System.nanoTime();
       LOG.info("Loading dataset '{}' from {} through {}", dataset, storageUri, address);
-      JsonNode status = client.load(new LoadRequest(spec, false));
+      DatasetStatusReply status = client.load(new LoadRequest(spec, false));
       long deadline = started + timeout.toNanos();
       String last = "";
-      while (!isDone(status)) {
+      while (!status.state().isDone()) {
         if (System.nanoTime() > deadline) {
           LOG.error(
               "Dataset '{}' is not READY after {}: {}",
@@ -140,13 +141,13 @@ public final class DatasetInitializer implements Callable<Integer> {
         Thread.sleep(poll.toMillis());
         status = client.status(dataset);
       }
-      if ("FAILED".equals(status.path("state").asText())) {
-        JsonNode error = status.path("error");
+      if (status.state() == DatasetStatusReply.State.FAILED) {
+        ErrorReply error = status.error();
         LOG.error(
             "Dataset '{}' FAILED ({}): {}",
             dataset,
-            error.path("kind").asText("?"),
-            error.path("message").asText(""));
+            error == null ? "?" : error.kind(),
+            error == null ? "" : error.message());
         return 1;
       }
       LOG.info(LoadProgress.describe(dataset, status, since(started)));
@@ -192,11 +193,6 @@ public final class DatasetInitializer implements Callable<Integer> {
       throw new IllegalArgumentException(
           "Invalid Floe address '" + address + "': " + e.getMessage(), e);
     }
-  }
-
-  private static boolean isDone(JsonNode status) {
-    String state = status.path("state").asText();
-    return state.equals("READY") || state.equals("FAILED");
   }
 
   private static Duration since(long startedNanos) {

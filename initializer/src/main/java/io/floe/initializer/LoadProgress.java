@@ -1,6 +1,6 @@
 package io.floe.initializer;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import io.floe.protocol.DatasetStatusReply;
 import java.time.Duration;
 import java.util.Locale;
 
@@ -8,19 +8,19 @@ import java.util.Locale;
 final class LoadProgress {
   private LoadProgress() {}
 
-  static String describe(String dataset, JsonNode status, Duration elapsed) {
-    long loaded = status.path("slices_loaded").asLong();
-    long total = status.path("slices_total").asLong();
+  static String describe(String dataset, DatasetStatusReply status, Duration elapsed) {
+    long loaded = status.slicesLoaded();
+    long total = status.slicesTotal();
     String line =
         String.format(
             Locale.ROOT,
             "Dataset '%s' %s: %d/%d slices, %,d rows, %s",
             dataset,
-            status.path("state").asText("?"),
+            status.state(),
             loaded,
             total,
-            status.path("rows").asLong(),
-            bytes(status.path("bytes").asLong()));
+            status.rows(),
+            bytes(status.bytes()));
     if (loaded > 0 && total > loaded) {
       long remaining = elapsed.toMillis() * (total - loaded) / loaded;
       line += String.format(Locale.ROOT, ", about %d s left", Math.max(1, remaining / 1000));

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.floe.client.FloeClient;
 import io.floe.demo.NodeProcess;
+import io.floe.protocol.DatasetStatusReply.State;
 import io.floe.protocol.LoadRequest;
 import io.floe.spec.DatasetSpec;
 import io.floe.testing.IcebergTestTables;
@@ -59,9 +60,8 @@ class ClusterChangeTest {
                     new LoadRequest(
                         DatasetSpec.of("events", table.metadataLocation()).withBatchRows(250),
                         true))
-                .path("state")
-                .asText())
-        .isEqualTo("READY");
+                .state())
+        .isEqualTo(State.READY);
   }
 
   private static Map<String, String> holders(FloeClient client) {
@@ -139,7 +139,7 @@ class ClusterChangeTest {
         Awaitility.await()
             .atMost(Duration.ofSeconds(90))
             .ignoreExceptions()
-            .until(() -> client.status("events").path("state").asText().equals("READY"));
+            .until(() -> client.status("events").state() == State.READY);
         assertThat(watcher.unanswered).as("calls the cluster did not answer").isEmpty();
       }
     }
@@ -174,7 +174,7 @@ class ClusterChangeTest {
               .atMost(Duration.ofSeconds(120))
               .pollInterval(Duration.ofSeconds(1))
               .ignoreExceptions()
-              .until(() -> client.status("events").path("state").asText().equals("READY"));
+              .until(() -> client.status("events").state() == State.READY);
           reader.slow.set(false);
 
           assertThat(read.get(3, TimeUnit.MINUTES)).as(cluster.logs()).isEqualTo(ROWS);

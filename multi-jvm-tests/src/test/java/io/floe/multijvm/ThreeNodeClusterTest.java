@@ -3,6 +3,7 @@ package io.floe.multijvm;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.floe.client.FloeClient;
+import io.floe.protocol.DatasetStatusReply.State;
 import io.floe.protocol.LoadRequest;
 import io.floe.spec.DatasetSpec;
 import io.floe.testing.IcebergTestTables;
@@ -50,10 +51,9 @@ class ThreeNodeClusterTest {
       assertThat(
               client0
                   .load(new LoadRequest(DatasetSpec.of("events", table.metadataLocation()), true))
-                  .path("state")
-                  .asText())
+                  .state())
           .as(cluster.logs())
-          .isEqualTo("READY");
+          .isEqualTo(State.READY);
 
       Set<String> holders = new HashSet<>();
       for (int shards : new int[] {1, 3, 4}) {
@@ -88,7 +88,7 @@ class ThreeNodeClusterTest {
       HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
       for (int node = 0; node < 3; node++) {
         try (FloeClient each = cluster.client(allocator, node)) {
-          assertThat(each.status("events").path("state").asText()).isEqualTo("READY");
+          assertThat(each.status("events").state()).isEqualTo(State.READY);
         }
         for (String route : new String[] {"/alive", "/ready"}) {
           HttpResponse<String> health =

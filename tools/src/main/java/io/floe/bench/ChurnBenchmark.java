@@ -1,9 +1,9 @@
 package io.floe.bench;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.floe.client.FloeClient;
 import io.floe.demo.NodeProcess;
 import io.floe.demo.SampleTable;
+import io.floe.protocol.DatasetStatusReply;
 import io.floe.protocol.LoadRequest;
 import io.floe.spec.DatasetSpec;
 import io.floe.ticket.FloeTicket;
@@ -63,13 +63,11 @@ public final class ChurnBenchmark {
       }
       try (FloeClient client = FloeClient.connect(allocator, nodes.get(0).location())) {
         client.awaitMembers(3, java.time.Duration.ofMinutes(3));
-        JsonNode status =
+        DatasetStatusReply status =
             client.load(new LoadRequest(DatasetSpec.of("churn", table.metadataLocation()), true));
         System.out.printf(
             "dataset: %,d rows, %d slices, %,d bytes on 3 nodes%n",
-            status.path("rows").asLong(),
-            status.path("slices_total").asInt(),
-            status.path("bytes").asLong());
+            status.rows(), status.slicesTotal(), status.bytes());
 
         Map<String, Placement> before = placement(client);
         long start = System.nanoTime();
@@ -127,7 +125,7 @@ public final class ChurnBenchmark {
     while (true) {
       Map<String, Placement> now = null;
       try {
-        if ("READY".equals(client.status("churn").path("state").asText())) {
+        if (client.status("churn").state() == DatasetStatusReply.State.READY) {
           now = placement(client);
         }
       } catch (RuntimeException e) {

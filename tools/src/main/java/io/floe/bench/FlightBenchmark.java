@@ -1,6 +1,5 @@
 package io.floe.bench;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.floe.client.FloeClient;
@@ -9,6 +8,7 @@ import io.floe.client.JobOptions;
 import io.floe.client.JobReader;
 import io.floe.demo.SampleTable;
 import io.floe.node.FloeNode;
+import io.floe.protocol.DatasetStatusReply;
 import io.floe.protocol.LoadRequest;
 import io.floe.spec.DatasetSpec;
 import java.nio.file.Path;
@@ -72,12 +72,12 @@ public final class FlightBenchmark {
     try (FloeNode node = FloeNode.start(config);
         BufferAllocator allocator = new RootAllocator();
         FloeClient client = FloeClient.connect(allocator, node.location())) {
-      JsonNode status =
+      DatasetStatusReply status =
           client.load(
               new LoadRequest(
                   DatasetSpec.of("bench", table.metadataLocation()).withBatchRows(batchRows),
                   true));
-      long arrowBytes = status.path("bytes").asLong();
+      long arrowBytes = status.bytes();
       long held = node.resources().allocator().getAllocatedMemory();
       FlightInfo info = client.plan("bench", 0, 1);
       Table iceberg =
@@ -123,7 +123,7 @@ public final class FlightBenchmark {
       }
       System.out.printf(
           "dataset: %,d rows, %,d bytes of Arrow (Parquet files: %s)%n",
-          status.path("rows").asLong(), arrowBytes, dir);
+          status.rows(), arrowBytes, dir);
       System.out.printf(
           "(a) one DoGet stream over loopback: %.0f MB/s (%,d bytes per epoch)%n",
           bestFlight / 1e6, served);

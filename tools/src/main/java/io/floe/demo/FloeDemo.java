@@ -1,10 +1,10 @@
 package io.floe.demo;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import io.floe.client.FloeClient;
 import io.floe.node.FloeNode;
+import io.floe.protocol.DatasetStatusReply;
 import io.floe.protocol.LoadRequest;
 import io.floe.spec.DatasetSpec;
 import io.floe.ticket.FloeTicket;
@@ -149,19 +149,16 @@ public final class FloeDemo {
 
   private static boolean run(FloeClient client, SampleTable.Result table, int shards) {
     long loadStart = System.nanoTime();
-    JsonNode status =
+    DatasetStatusReply status =
         client.load(new LoadRequest(DatasetSpec.of("demo", table.metadataLocation()), true));
     double ready = seconds(loadStart);
-    if (!"READY".equals(status.path("state").asText())) {
+    if (status.state() != DatasetStatusReply.State.READY) {
       System.out.println("  load failed: " + status);
       return false;
     }
     System.out.printf(
         "  dataset 'demo' READY in %.2f s: %,d rows, %d slices, %,d bytes of Arrow off-heap%n",
-        ready,
-        status.path("rows").asLong(),
-        status.path("slices_total").asInt(),
-        status.path("bytes").asLong());
+        ready, status.rows(), status.slicesTotal(), status.bytes());
 
     long totalRows = 0;
     long totalBytes = 0;
