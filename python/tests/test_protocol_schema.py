@@ -1,5 +1,5 @@
-"""Every message the Python client sends, and the error details a node sends back, validate
-against the protocol's published JSON Schema (docs/protocol.schema.json)."""
+"""Every message the Python client sends, the answers a node writes and the error details it sends
+back validate against the protocol's published JSON Schema (docs/protocol.schema.json)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
+import floe
 from floe import FloeClient, JobSpec
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "docs" / "protocol.schema.json"
@@ -28,7 +29,8 @@ def validator(schema, ref: str) -> jsonschema.Draft202012Validator:
 
 
 class _Recording:
-    """A FlightClient that keeps every action body and command descriptor it sends."""
+    """A FlightClient that keeps every action body and command descriptor it sends, and every
+    action's answer as the node wrote it."""
 
     def __init__(self, real: fl.FlightClient, sent: list):
         self._real = real
@@ -37,7 +39,9 @@ class _Recording:
     def do_action(self, action, options=None):
         body = action.body.to_pybytes() if action.body is not None else b""
         self._sent.append(("action", action.type, body))
-        return self._real.do_action(action, options=options)
+        results = list(self._real.do_action(action, options=options))
+        self._sent.extend(("reply", action.type, r.body.to_pybytes()) for r in results)
+        return iter(results)
 
     def get_flight_info(self, descriptor, options=None):
         if descriptor.descriptor_type == fl.DescriptorType.CMD:
@@ -80,9 +84,15 @@ def test_the_clients_messages_follow_the_schema(address, sample_table, schema):
         sent = list(client.sent)
 
     actions = schema["x-floe-actions"]
+    replies = schema["x-floe-replies"]
     kinds = set()
+    answered = set()
     for kind, action, body in sent:
-        if kind == "action":
+        if kind == "reply":
+            if action in replies:
+                validator(schema, replies[action]).validate(json.loads(body))
+                answered.add(action)
+        elif kind == "action":
             assert action in actions, f"the client sends an action the protocol does not have: {action}"
             message = json.loads(body) if body else {}
             validator(schema, actions[action]).validate(message)
@@ -95,6 +105,18 @@ def test_the_clients_messages_follow_the_schema(address, sample_table, schema):
             kinds.add(ref)
     expected = set(actions) | {"#/$defs/job_read", "#/$defs/shard_read"}
     assert kinds == expected, f"not exercised: {expected - kinds}"
+    assert answered == set(replies), f"answers not seen: {set(replies) - answered}"
+
+
+def test_a_failed_datasets_status_follows_the_schema(small_node, sample_table, schema):
+    with RecordingClient(small_node.address, timeout=120.0) as client:
+        with pytest.raises(floe.ResourceExhausted):
+            client.load("schema-too-big", str(sample_table))
+        client.status("schema-too-big")
+        answers = [json.loads(body) for kind, action, body in client.sent if kind == "reply"]
+    failed = answers[-1]
+    validator(schema, "#/$defs/dataset_status").validate(failed)
+    assert failed["state"] == "FAILED" and failed["error"]["kind"] == "RESOURCE_EXHAUSTED"
 
 
 def test_a_nodes_error_details_follow_the_schema(address, schema):
