@@ -27,6 +27,7 @@ from .errors import (
     Unimplemented,
 )
 from .jobs import JobSpec, Lease
+from .replies import DatasetStatus, JobStatus
 
 __version__ = "0.1.0"
 
@@ -36,6 +37,8 @@ __all__ = [
     "read",
     "JobSpec",
     "Lease",
+    "DatasetStatus",
+    "JobStatus",
     "FloeError",
     "InvalidRequest",
     "NotFound",

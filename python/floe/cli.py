@@ -19,6 +19,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 from rich.table import Table
 
 from . import FloeClient, FloeError, __version__
+from .replies import DatasetStatus, JobStatus
 
 app = typer.Typer(
     help="Operate a Floe cluster: load, watch, list and drop datasets; see jobs and nodes.",
@@ -80,23 +81,14 @@ def _print(ctx: Context, answer: Any, render) -> None:
         render(answer)
 
 
-def _status_table(statuses: List[dict]) -> None:
+def _status_table(replies: List[dict]) -> None:
     table = Table("dataset", "state", "slices", "rows", "bytes", "snapshot", "source")
-    for s in statuses:
-        source = s.get("source") or {}
+    for s in map(DatasetStatus.of, replies):
         table.add_row(
-            s.get("name", ""), s.get("state", ""), f"{s.get('slices_loaded', 0)}/{s.get('slices_total', 0)}",
-            f"{s.get('rows', 0):,}", f"{s.get('bytes', 0):,}", str(s.get("snapshot_id", "")),
-            _source(source),
+            s.name, s.state, f"{s.slices_loaded}/{s.slices_total}", f"{s.rows:,}", f"{s.bytes:,}",
+            "" if s.snapshot_id is None else str(s.snapshot_id), str(s.source or ""),
         )
     out.print(table)
-
-
-def _source(source: dict) -> str:
-    """Where a dataset's table came from: ``catalog.table`` or its location (docs/protocol.md)."""
-    if source.get("catalog"):
-        return f"{source['catalog']}.{source.get('table', '')}"
-    return source.get("location") or ""
 
 
 @app.command()
@@ -123,7 +115,7 @@ def load(
     except FloeError as e:
         _fail(e)
     _print(c, status, lambda s: _status_table([s]))
-    if status.get("state") == "FAILED":
+    if DatasetStatus.of(status).state == "FAILED":
         raise typer.Exit(1)
 
 
@@ -137,14 +129,15 @@ def _follow(c: Context, client: FloeClient, name: str, status: dict) -> dict:
         show = _progress_bar(name) if err.is_terminal else _progress_lines(name)
     with show as update:
         while True:
-            update(status)
-            if status.get("state") in ("READY", "FAILED"):
+            current = DatasetStatus.of(status)
+            update(current)
+            if current.done:
                 break
             time.sleep(0.5)
             status = client.status(name)
-    if status.get("state") == "FAILED":
-        error = status.get("error") or {}
-        err.print(f"[red]FAILED[/red] ({error.get('kind', '?')}): {error.get('message', '')}", highlight=False)
+    error = DatasetStatus.of(status).error
+    if error is not None:
+        err.print(f"[red]FAILED[/red] ({error.kind}): {error.message}", highlight=False)
     return status
 
 
@@ -158,8 +151,8 @@ def _progress_bar(name: str):
     with Progress(*columns, console=err) as progress:
         task = progress.add_task(name, total=1, rows=0, bytes=0)
         yield lambda status: progress.update(
-            task, total=max(1, status.get("slices_total", 0)), completed=status.get("slices_loaded", 0),
-            rows=status.get("rows", 0), bytes=status.get("bytes", 0),
+            task, total=max(1, status.slices_total), completed=status.slices_loaded, rows=status.rows,
+            bytes=status.bytes,
         )
 
 
@@ -168,10 +161,9 @@ def _progress_lines(name: str):
     started = time.monotonic()
     last = [None]
 
-    def update(status: dict) -> None:
-        loaded, total = status.get("slices_loaded", 0), status.get("slices_total", 0)
-        line = (f"Dataset {name!r} {status.get('state')}: {loaded}/{total} slices, {status.get('rows', 0):,} rows, "
-                f"{status.get('bytes', 0):,} bytes")
+    def update(status: DatasetStatus) -> None:
+        loaded, total = status.slices_loaded, status.slices_total
+        line = f"Dataset {name!r} {status.state}: {loaded}/{total} slices, {status.rows:,} rows, {status.bytes:,} bytes"
         if 0 < loaded < total:
             line += f", about {max(1, int((time.monotonic() - started) * (total - loaded) / loaded))} s left"
         if line != last[0]:
@@ -226,7 +218,7 @@ def status(ctx: typer.Context, name: str = typer.Argument(..., help="The dataset
     c: Context = ctx.obj
     answer = c.call("status", name)
     _print(c, answer, lambda s: _status_table([s]))
-    if answer.get("state") == "ABSENT":
+    if DatasetStatus.of(answer).state == "ABSENT":
         err.print(f"No dataset '{name}' is loaded", highlight=False)
         raise typer.Exit(1)
 
@@ -268,11 +260,10 @@ def jobs(ctx: typer.Context) -> None:
 
     def render(all_jobs: List[dict]) -> None:
         table = Table("job", "dataset", "mode", "batch rows", "batches/epoch", "leased", "acknowledged", "re-issued")
-        for j in all_jobs:
-            counters = j.get("counters") or {}
-            table.add_row(str(j.get("job")), str(j.get("dataset")), str(j.get("mode")), f"{j.get('batch_rows', 0):,}",
-                          f"{j.get('batches_per_epoch', 0):,}", f"{counters.get('rows_leased', 0):,}",
-                          f"{counters.get('rows_acknowledged', 0):,}", f"{counters.get('rows_reissued', 0):,}")
+        for j in map(JobStatus.of, all_jobs):
+            table.add_row(j.job, j.dataset, j.mode, f"{j.batch_rows:,}", f"{j.batches_per_epoch:,}",
+                          f"{j.counters.rows_leased:,}", f"{j.counters.rows_acknowledged:,}",
+                          f"{j.counters.rows_reissued:,}")
         out.print(table)
 
     _print(c, answer, render)
@@ -288,15 +279,16 @@ def job(
     c: Context = ctx.obj
     answer = c.call("job_status", job_id, epoch)
 
-    def render(j: dict) -> None:
-        out.print(f"[bold]{j.get('job')}[/bold] on {j.get('dataset')}: mode {j.get('mode')}, "
-                  f"{j.get('batch_rows')} rows a batch, {j.get('batches_per_epoch')} batches an epoch")
-        counters = j.get("counters") or {}
-        if counters:
-            out.print(", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in counters.items()))
+    def render(reply: dict) -> None:
+        j = JobStatus.of(reply)
+        out.print(f"[bold]{j.job}[/bold] on {j.dataset}: mode {j.mode}, "
+                  f"{j.batch_rows} rows a batch, {j.batches_per_epoch} batches an epoch")
+        c = j.counters
+        out.print(f"rows leased {c.rows_leased:,}, rows acknowledged {c.rows_acknowledged:,}, "
+                  f"rows reissued {c.rows_reissued:,}, leases active {c.leases_active:,}")
         table = Table("epoch", "batches", "pending", "leased", "acknowledged")
-        for e in j.get("epochs") or []:
-            table.add_row(*(str(e.get(k, "")) for k in ("epoch", "batches", "pending", "leased", "acknowledged")))
+        for e in j.epochs:
+            table.add_row(*(str(v) for v in (e.epoch, e.batches, e.pending, e.leased, e.acknowledged)))
         if table.row_count:
             out.print(table)
 

@@ -1,0 +1,159 @@
+"""Typed views of the answers a Floe node writes (docs/protocol.md; the Java client's
+``io.floe.protocol.DatasetStatusReply``). ``FloeClient`` hands back the node's JSON as dicts;
+``DatasetStatus.of`` and ``JobStatus.of`` read them in one place, so a renamed field breaks here
+and in its test, not silently in every caller. Fields a node adds later are left alone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+
+@dataclass(frozen=True)
+class Error:
+    """Why a load or a refresh failed: the failure's ``kind`` (``RESOURCE_EXHAUSTED``,
+    ``NOT_FOUND``, ...) and a ``message`` for people."""
+
+    kind: str
+    message: str
+
+    @classmethod
+    def of(cls, reply: Optional[dict]) -> Optional["Error"]:
+        return None if reply is None else cls(reply["kind"], reply["message"])
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a dataset's table came from: a table in a catalog, or a location."""
+
+    catalog: Optional[str] = None
+    table: Optional[str] = None
+    location: Optional[str] = None
+
+    @classmethod
+    def of(cls, reply: Optional[dict]) -> Optional["Source"]:
+        if reply is None:
+            return None
+        return cls(reply.get("catalog"), reply.get("table"), reply.get("location"))
+
+    def __str__(self) -> str:
+        return f"{self.catalog}.{self.table}" if self.catalog else (self.location or "")
+
+
+@dataclass(frozen=True)
+class Refresh:
+    """A dataset's last refresh: RUNNING, DONE, UNCHANGED or FAILED (with ``error``)."""
+
+    state: str
+    from_snapshot: int
+    to_snapshot: Optional[int]
+    slices_kept: int
+    slices_loaded: int
+    slices_freed: int
+    seconds: float
+    error: Optional[Error]
+
+    @classmethod
+    def of(cls, reply: Optional[dict]) -> Optional["Refresh"]:
+        if reply is None:
+            return None
+        return cls(
+            reply["state"], reply["from_snapshot"], reply.get("to_snapshot"), reply["slices_kept"],
+            reply["slices_loaded"], reply["slices_freed"], reply["seconds"], Error.of(reply.get("error")),
+        )
+
+
+@dataclass(frozen=True)
+class DatasetStatus:
+    """A dataset's status, as ``load``, ``status``, ``drop``, ``refresh`` and ``list`` answer it."""
+
+    name: str
+    state: str
+    slices_loaded: int
+    slices_total: int
+    rows: int
+    bytes: int
+    source: Optional[Source] = None
+    snapshot_id: Optional[int] = None
+    seconds_to_ready: Optional[float] = None
+    refresh: Optional[Refresh] = None
+    error: Optional[Error] = None
+    stale: bool = False
+    dropped: bool = False
+
+    @classmethod
+    def of(cls, reply: dict) -> "DatasetStatus":
+        return cls(
+            name=reply["name"], state=reply["state"], slices_loaded=reply["slices_loaded"],
+            slices_total=reply["slices_total"], rows=reply["rows"], bytes=reply["bytes"],
+            source=Source.of(reply.get("source")), snapshot_id=reply.get("snapshot_id"),
+            seconds_to_ready=reply.get("seconds_to_ready"), refresh=Refresh.of(reply.get("refresh")),
+            error=Error.of(reply.get("error")), stale=reply.get("stale", False), dropped=reply.get("dropped", False),
+        )
+
+    @property
+    def done(self) -> bool:
+        """READY or FAILED: a load has nothing more to do."""
+        return self.state in ("READY", "FAILED")
+
+
+@dataclass(frozen=True)
+class JobCounters:
+    rows_leased: int
+    rows_acknowledged: int
+    rows_reissued: int
+    leases_active: int
+
+    @classmethod
+    def of(cls, reply: dict) -> "JobCounters":
+        return cls(reply["rows_leased"], reply["rows_acknowledged"], reply["rows_reissued"], reply["leases_active"])
+
+
+@dataclass(frozen=True)
+class EpochProgress:
+    """A dynamic-mode epoch: its batches and how many are pending, leased and acknowledged."""
+
+    epoch: int
+    batches: int
+    pending: int
+    leased: int
+    acknowledged: int
+
+    @classmethod
+    def of(cls, reply: dict) -> "EpochProgress":
+        return cls(reply["epoch"], reply["batches"], reply["pending"], reply["leased"], reply["acknowledged"])
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    """A training job's status, as ``register_job``, ``job_status``, ``drop_job`` and (one per job)
+    ``list_jobs`` answer it: its settings, the layout of ``epoch``, counters and epochs."""
+
+    job: str
+    dataset: str
+    mode: str
+    batch_rows: int
+    epoch: int
+    rows: int
+    batches_per_epoch: int
+    layout: Optional[str]
+    snapshot_id: Optional[int]
+    counters: JobCounters
+    epochs: List[EpochProgress] = field(default_factory=list)
+    settings: Dict[str, object] = field(default_factory=dict)
+    dropped: bool = False
+
+    # The job's settings as register_job took them: kept whole in ``settings``.
+    _SETTINGS = ("seed", "shuffle", "columns", "tail", "block_rows", "window_blocks", "lease_timeout_ms", "pin_layout")
+
+    @classmethod
+    def of(cls, reply: dict) -> "JobStatus":
+        return cls(
+            job=reply["job"], dataset=reply["dataset"], mode=reply["mode"], batch_rows=reply["batch_rows"],
+            epoch=reply["epoch"], rows=reply["rows"], batches_per_epoch=reply["batches_per_epoch"],
+            layout=reply.get("layout"), snapshot_id=reply.get("snapshot_id"),
+            counters=JobCounters.of(reply["counters"]),
+            epochs=[EpochProgress.of(e) for e in reply.get("epochs") or []],
+            settings={k: reply[k] for k in cls._SETTINGS if k in reply},
+            dropped=reply.get("dropped", False),
+        )

@@ -1,0 +1,62 @@
+"""The Python client's typed replies (floe.replies) read what a real node answers: every field it
+sends is read, under the name and type the node uses."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from floe import DatasetStatus, FloeClient, JobStatus, ResourceExhausted
+from floe.replies import Error, Source
+
+
+def _names(cls) -> set:
+    return {f.name for f in dataclasses.fields(cls)}
+
+
+def test_a_ready_datasets_status(address, sample):
+    with FloeClient(address) as client:
+        reply = client.status(sample)
+        listed = [r for r in client.list() if r["name"] == sample]
+    status = DatasetStatus.of(reply)
+    assert (status.name, status.state, status.rows, status.bytes) == (sample, "READY", reply["rows"], reply["bytes"])
+    assert status.slices_loaded == status.slices_total == reply["slices_total"] > 0
+    assert status.snapshot_id == reply["snapshot_id"] and status.seconds_to_ready == reply["seconds_to_ready"]
+    assert status.source == Source(location=reply["source"]["location"]) and str(status.source).endswith("sample")
+    assert status.error is None and status.done and not status.stale
+    assert DatasetStatus.of(listed[0]) == status
+    # `decoders` is a node-side diagnostic the typed status leaves alone; nothing else is skipped.
+    assert set(reply) - {"decoders"} <= _names(DatasetStatus), set(reply) - _names(DatasetStatus)
+
+
+def test_a_failed_datasets_error(small_node, sample_table):
+    with FloeClient(small_node.address, timeout=120) as client:
+        with pytest.raises(ResourceExhausted):
+            client.load("replies-too-big", str(sample_table))
+        reply = client.status("replies-too-big")
+    status = DatasetStatus.of(reply)
+    assert status.state == "FAILED" and status.done
+    assert status.error == Error("RESOURCE_EXHAUSTED", reply["error"]["message"])
+    assert "memory limit" in status.error.message
+
+
+def test_a_jobs_status(address, job_data):
+    with FloeClient(address) as client:
+        client.register_job("replies-job", job_data, 1000, mode="dynamic", seed=5)
+        try:
+            lease = client.lease("replies-job", 0, worker="w")
+            reply = client.job_status("replies-job", 0)
+            listed = [j for j in client.list_jobs() if j["job"] == "replies-job"]
+        finally:
+            dropped = client.drop_job("replies-job")
+    status = JobStatus.of(reply)
+    assert (status.job, status.dataset, status.mode, status.batch_rows) == ("replies-job", job_data, "dynamic", 1000)
+    assert status.epoch == 0 and status.rows == reply["rows"] > 0 and status.layout == reply["layout"]
+    assert status.batches_per_epoch == reply["rows"] // 1000
+    assert status.settings["seed"] == 5 and status.settings["tail"] == "drop"
+    assert status.counters.rows_leased == lease["rows"] and status.counters.leases_active == 1
+    assert [e.epoch for e in status.epochs] == [0] and status.epochs[0].leased == 1
+    assert JobStatus.of(listed[0]).job == "replies-job" and JobStatus.of(dropped).dropped
+    # `layouts` (the layout of each run of epochs) is not read yet; nothing else is skipped.
+    assert set(reply) - {"layouts"} <= _names(JobStatus) | set(JobStatus._SETTINGS)
