@@ -3,6 +3,7 @@ package io.floe.client;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.protocol.Actions;
+import io.floe.protocol.JobStatusReply;
 import io.floe.protocol.Json;
 import io.floe.util.Preconditions;
 import java.net.InetAddress;
@@ -52,7 +53,7 @@ public final class DynamicJobReader implements Iterator<JobBatch>, AutoCloseable
   private final int epoch;
   private final String worker;
   private final Duration patience;
-  private JobStatus registered;
+  private JobStatusReply registered;
   private JobBatch leased;
   private boolean done;
   private boolean closed;
@@ -149,7 +150,7 @@ public final class DynamicJobReader implements Iterator<JobBatch>, AutoCloseable
   }
 
   /** The job's status as the server sees it now, counters included. */
-  public JobStatus status() {
+  public JobStatusReply status() {
     return client.jobStatus(options.job());
   }
 

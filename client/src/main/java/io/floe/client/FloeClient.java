@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.protocol.Actions;
 import io.floe.protocol.DatasetStatusReply;
+import io.floe.protocol.JobStatusReply;
 import io.floe.protocol.Json;
 import io.floe.protocol.LoadRequest;
 import io.floe.protocol.NameRequest;
@@ -254,27 +255,32 @@ public final class FloeClient implements AutoCloseable {
    * Registers a training job, or answers its status when it is registered with the same settings
    * (so every rank may register). Other settings under the same id fail with ALREADY_EXISTS.
    */
-  public JobStatus registerJob(JobOptions options) {
-    return JobStatus.from(jobAction(Actions.REGISTER_JOB, options.toJson()));
+  public JobStatusReply registerJob(JobOptions options) {
+    return JobStatusReply.parse(jobReply(Actions.REGISTER_JOB, options.toJson()));
   }
 
   /** A job's status with its counters; NOT_FOUND for a job that is not registered. */
-  public JobStatus jobStatus(String job) {
-    return JobStatus.from(jobAction(Actions.JOB_STATUS, jobName(job)));
+  public JobStatusReply jobStatus(String job) {
+    return JobStatusReply.parse(jobReply(Actions.JOB_STATUS, jobName(job)));
   }
 
   /**
    * A job's status with {@code epoch}'s layout and batch count: an epoch not begun yet begins on
    * the dataset's newest layout (after a refresh), unless the job pins its layout.
    */
-  public JobStatus jobStatus(String job, int epoch) {
+  public JobStatusReply jobStatus(String job, int epoch) {
     ObjectNode body = Json.object().put("job", job).put("epoch", epoch);
-    return JobStatus.from(jobAction(Actions.JOB_STATUS, Json.bytes(body)));
+    return JobStatusReply.parse(jobReply(Actions.JOB_STATUS, Json.bytes(body)));
   }
 
-  /** Drops a job; answers the status it had, with {@link JobStatus#dropped()} set. */
-  public JobStatus dropJob(String job) {
-    return JobStatus.from(jobAction(Actions.DROP_JOB, jobName(job)));
+  /** Every registered job's status (without an epoch asked for), by id. */
+  public List<JobStatusReply> listJobs() {
+    return JobStatusReply.parseList(jobReply(Actions.LIST_JOBS, new byte[0]));
+  }
+
+  /** Drops a job; answers the status it had, with {@link JobStatusReply#dropped()} set. */
+  public JobStatusReply dropJob(String job) {
+    return JobStatusReply.parse(jobReply(Actions.DROP_JOB, jobName(job)));
   }
 
   /**
@@ -343,10 +349,19 @@ public final class FloeClient implements AutoCloseable {
    * cannot be reached: a job lives on whichever node sharding put it, and every node forwards.
    */
   JsonNode jobAction(String type, byte[] body) {
+    try {
+      return MAPPER.readTree(jobReply(type, body));
+    } catch (IOException e) {
+      throw new UncheckedIOException("Unreadable answer to '" + type + "'", e);
+    }
+  }
+
+  /** The body of a job action's answer, asked as {@link #jobAction} asks. */
+  private byte[] jobReply(String type, byte[] body) {
     FlightRuntimeException unreachable = null;
     for (Location node : entries()) {
       try {
-        return action(node, type, body);
+        return reply(node, type, body);
       } catch (FlightRuntimeException e) {
         if (e.status().code() != FlightStatusCode.UNAVAILABLE) {
           throw e;

@@ -2,6 +2,7 @@ package io.floe.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.protocol.JobStatusReply;
 import io.floe.protocol.Json;
 import io.floe.util.Preconditions;
 import java.nio.charset.StandardCharsets;
@@ -28,7 +29,7 @@ public record JobCheckpoint(
   }
 
   /** The start of {@code epoch} of a job as registering it answered. */
-  public static JobCheckpoint start(JobOptions options, JobStatus status, int epoch) {
+  public static JobCheckpoint start(JobOptions options, JobStatusReply status, int epoch) {
     return new JobCheckpoint(
         options.job(), epoch, 0, status.layout(), options.seed(), options.batchRows());
   }
@@ -61,7 +62,7 @@ public record JobCheckpoint(
         batchRows,
         options);
     client.registerJob(options);
-    JobStatus status = client.jobStatus(options.job(), epoch);
+    JobStatusReply status = client.jobStatus(options.job(), epoch);
     if (layout != null && !layout.equals(status.layout())) {
       throw new IllegalStateException(
           String.format(

@@ -1,6 +1,7 @@
 package io.floe.client;
 
 import io.floe.protocol.JobReadRequest;
+import io.floe.protocol.JobStatusReply;
 import io.floe.ticket.JobBatchMetadata;
 import io.floe.util.Preconditions;
 import java.time.Duration;
@@ -61,7 +62,7 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
   private Chunk chunk;
   private boolean closed;
 
-  private JobReader(Builder builder, JobStatus status, long batchTo) {
+  private JobReader(Builder builder, JobStatusReply status, long batchTo) {
     this.client = builder.client;
     this.options = builder.options;
     this.epoch = builder.epoch;
@@ -180,7 +181,7 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
 
   private void registerAgain() {
     client.registerJob(options);
-    JobStatus status = client.jobStatus(options.job(), epoch);
+    JobStatusReply status = client.jobStatus(options.job(), epoch);
     if (layout != null && !layout.equals(status.layout())) {
       throw new IllegalStateException(
           String.format(
@@ -426,7 +427,7 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
     private long batchStep = 1;
     private int chunkBatches = CHUNK_BATCHES_DEFAULT;
     private Duration patience = PATIENCE_DEFAULT;
-    private JobStatus registered;
+    private JobStatusReply registered;
 
     Builder(FloeClient client, JobOptions options) {
       this.client = client;
@@ -489,7 +490,7 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
     }
 
     /** Skips registering: the caller has just registered the job and knows its status. */
-    Builder registered(JobStatus status) {
+    Builder registered(JobStatusReply status) {
       this.registered = status;
       return this;
     }
@@ -510,7 +511,7 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
         client.registerJob(options);
       }
       // The epoch's own layout and batch count: after a refresh, epochs differ.
-      JobStatus status = client.jobStatus(options.job(), epoch);
+      JobStatusReply status = client.jobStatus(options.job(), epoch);
       long end = batchTo == null ? status.batchesPerEpoch() : batchTo;
       Preconditions.checkArgument(
           end <= status.batchesPerEpoch(),

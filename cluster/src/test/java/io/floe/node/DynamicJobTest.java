@@ -7,7 +7,7 @@ import io.floe.client.DynamicJobReader.Ack;
 import io.floe.client.FloeClient;
 import io.floe.client.JobBatch;
 import io.floe.client.JobOptions;
-import io.floe.client.JobStatus;
+import io.floe.protocol.JobStatusReply;
 import io.floe.spec.DatasetSpec;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -98,7 +98,7 @@ class DynamicJobTest {
     }
 
     assertThat(acknowledged).hasSize(ROWS).containsExactlyInAnyOrderElementsOf(globalOrder);
-    JobStatus status = client.jobStatus(options.job());
+    JobStatusReply status = client.jobStatus(options.job());
     assertThat(status.counters().rowsReissued()).as(status.toString()).isGreaterThan(0);
     assertThat(status.counters().rowsAcknowledged()).as(status.toString()).isEqualTo(ROWS);
     assertThat(status.epochs())
@@ -141,7 +141,7 @@ class DynamicJobTest {
       threads.shutdownNow();
     }
     assertThat(all).hasSize(ROWS).containsExactlyInAnyOrderElementsOf(globalOrder);
-    JobStatus status = client.jobStatus(options.job());
+    JobStatusReply status = client.jobStatus(options.job());
     assertThat(status.counters().rowsAcknowledged()).isEqualTo(ROWS);
     assertThat(status.counters().leasesActive()).isZero();
   }

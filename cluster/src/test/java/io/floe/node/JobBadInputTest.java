@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.floe.client.FloeClient;
 import io.floe.client.JobOptions;
-import io.floe.client.JobStatus;
+import io.floe.protocol.JobStatusReply;
 import io.floe.spec.DatasetSpec;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -142,8 +142,8 @@ class JobBadInputTest {
   @Test
   void registeringAgainIsIdempotentOnlyWithTheSameSettings() {
     JobOptions options = JobOptions.builder("twice", DATASET, 50).seed(9).build();
-    JobStatus first = client.registerJob(options);
-    JobStatus again = client.registerJob(options);
+    JobStatusReply first = client.registerJob(options);
+    JobStatusReply again = client.registerJob(options);
     assertThat(again.layout()).isEqualTo(first.layout());
     assertThat(again.batchesPerEpoch()).isEqualTo(1_000 / 50);
     assertStatus(
@@ -200,7 +200,7 @@ class JobBadInputTest {
   void aDroppedJobIsGone() {
     JobOptions options = JobOptions.builder("short-lived", DATASET, 10).build();
     client.registerJob(options);
-    JobStatus dropped = client.dropJob(options.job());
+    JobStatusReply dropped = client.dropJob(options.job());
     assertThat(dropped.dropped()).isTrue();
     assertThat(dropped.job()).isEqualTo(options.job());
     assertStatus(() -> client.jobStatus(options.job()), FlightStatusCode.NOT_FOUND, "short-lived");

@@ -11,7 +11,7 @@ import io.floe.client.JobBatch;
 import io.floe.client.JobCheckpoint;
 import io.floe.client.JobOptions;
 import io.floe.client.JobReader;
-import io.floe.client.JobStatus;
+import io.floe.protocol.JobStatusReply;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -105,7 +105,7 @@ class JobEpochTest {
       worlds[i] = WORLD_SIZES[random.nextInt(WORLD_SIZES.length)];
     }
 
-    JobStatus status = client.registerJob(options);
+    JobStatusReply status = client.registerJob(options);
     JobCheckpoint checkpoint = JobCheckpoint.start(options, status, epoch);
     List<List<Long>> run = new ArrayList<>();
     run.addAll(readGlobal(client, options, epoch, worlds[0], 0, firstStop));

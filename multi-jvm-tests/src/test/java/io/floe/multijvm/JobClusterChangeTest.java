@@ -122,9 +122,7 @@ class JobClusterChangeTest {
         assertThat(deterministicIds).doesNotHaveDuplicates();
         assertThat(acknowledgedIds).hasSize((int) ROWS);
         assertThat(acknowledgedIds).doesNotHaveDuplicates();
-        assertThat(
-                client.jobStatus("dyn").json().path("counters").path("rows_acknowledged").asLong())
-            .isEqualTo(ROWS);
+        assertThat(client.jobStatus("dyn").counters().rowsAcknowledged()).isEqualTo(ROWS);
       }
     }
   }

@@ -28,10 +28,28 @@ public final class JobRequest {
   private JobRequest() {}
 
   public static JobSpec parse(byte[] body) {
-    Fields fields = new Fields(Json.parseObject(body, WHAT), WHAT, FIELDS);
+    return parse(Json.parseObject(body, WHAT), WHAT);
+  }
+
+  /**
+   * The spec's fields of {@code reply} (a job's status), read as {@code register_job} reads them.
+   */
+  static JobSpec parseWithin(ObjectNode reply, String what) {
+    ObjectNode spec = Json.object();
+    FIELDS.forEach(
+        field -> {
+          if (reply.has(field)) {
+            spec.set(field, reply.get(field));
+          }
+        });
+    return parse(spec, what);
+  }
+
+  private static JobSpec parse(ObjectNode node, String what) {
+    Fields fields = new Fields(node, what, FIELDS);
     Long batchRows = fields.optionalLong("batch_rows");
     if (batchRows == null) {
-      throw new IllegalArgumentException("Missing field 'batch_rows' in " + WHAT);
+      throw new IllegalArgumentException("Missing field 'batch_rows' in " + what);
     }
     if (batchRows < 1 || batchRows > JobSpec.MAX_BATCH_ROWS) {
       throw new IllegalArgumentException(

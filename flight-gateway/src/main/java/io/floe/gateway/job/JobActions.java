@@ -2,7 +2,6 @@ package io.floe.gateway.job;
 
 import static io.floe.protocol.InvalidRequestException.reading;
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.dataset.DatasetEntity;
 import io.floe.dataset.DatasetLayout;
@@ -91,7 +90,7 @@ public final class JobActions {
               return jobs.register(
                   spec, new PinnedLayout(layout.snapshotId(), fingerprint, layout.rows()));
             })
-        .thenApply(status -> Json.bytes(JobStatusJson.of(status)));
+        .thenApply(status -> JobStatusReplies.of(status).encode());
   }
 
   /** Refuses a job its dataset's layout cannot serve, naming the setting at fault. */
@@ -120,27 +119,20 @@ public final class JobActions {
   public CompletionStage<byte[]> status(byte[] body) {
     JobRequests.JobStatusRequest asked = reading(() -> JobRequests.JobStatusRequest.parse(body));
     return jobs.status(asked.job(), asked.epoch())
-        .thenApply(status -> Json.bytes(JobStatusJson.of(status)));
+        .thenApply(status -> JobStatusReplies.of(status).encode());
   }
 
   public CompletionStage<byte[]> list() {
     return jobs.list()
         .thenApply(
-            all -> {
-              ArrayNode array = Json.object().arrayNode();
-              all.forEach(status -> array.add(JobStatusJson.of(status)));
-              return Json.bytes(array);
-            });
+            all ->
+                io.floe.protocol.JobStatusReply.encodeList(
+                    all.stream().map(JobStatusReplies::of).toList()));
   }
 
   public CompletionStage<byte[]> drop(byte[] body) {
     return jobs.drop(reading(() -> JobRequests.JobName.parse(body, Actions.DROP_JOB)).job())
-        .thenApply(
-            status -> {
-              ObjectNode node = JobStatusJson.of(status);
-              node.put("dropped", true);
-              return Json.bytes(node);
-            });
+        .thenApply(status -> JobStatusReplies.of(status).asDropped().encode());
   }
 
   public CompletionStage<byte[]> lease(byte[] body) {
