@@ -125,6 +125,20 @@ class EpochProgress:
 
 
 @dataclass(frozen=True)
+class LayoutRun:
+    """The dataset layout a job's epochs read from ``from_epoch`` on."""
+
+    from_epoch: int
+    layout: Optional[str]
+    snapshot_id: int
+    rows: int
+
+    @classmethod
+    def of(cls, reply: dict) -> "LayoutRun":
+        return cls(reply["from_epoch"], reply.get("layout"), reply["snapshot_id"], reply["rows"])
+
+
+@dataclass(frozen=True)
 class JobStatus:
     """A training job's status, as ``register_job``, ``job_status``, ``drop_job`` and (one per job)
     ``list_jobs`` answer it: its settings, the layout of ``epoch``, counters and epochs."""
@@ -139,6 +153,7 @@ class JobStatus:
     layout: Optional[str]
     snapshot_id: Optional[int]
     counters: JobCounters
+    layouts: List[LayoutRun] = field(default_factory=list)
     epochs: List[EpochProgress] = field(default_factory=list)
     settings: Dict[str, object] = field(default_factory=dict)
     dropped: bool = False
@@ -153,6 +168,7 @@ class JobStatus:
             epoch=reply["epoch"], rows=reply["rows"], batches_per_epoch=reply["batches_per_epoch"],
             layout=reply.get("layout"), snapshot_id=reply.get("snapshot_id"),
             counters=JobCounters.of(reply["counters"]),
+            layouts=[LayoutRun.of(run) for run in reply.get("layouts") or []],
             epochs=[EpochProgress.of(e) for e in reply.get("epochs") or []],
             settings={k: reply[k] for k in cls._SETTINGS if k in reply},
             dropped=reply.get("dropped", False),

@@ -58,5 +58,5 @@ def test_a_jobs_status(address, job_data):
     assert status.counters.rows_leased == lease["rows"] and status.counters.leases_active == 1
     assert [e.epoch for e in status.epochs] == [0] and status.epochs[0].leased == 1
     assert JobStatus.of(listed[0]).job == "replies-job" and JobStatus.of(dropped).dropped
-    # `layouts` (the layout of each run of epochs) is not read yet; nothing else is skipped.
-    assert set(reply) - {"layouts"} <= _names(JobStatus) | set(JobStatus._SETTINGS)
+    assert [(run.from_epoch, run.layout) for run in status.layouts] == [(0, status.layout)]
+    assert set(reply) <= _names(JobStatus) | set(JobStatus._SETTINGS), set(reply) - _names(JobStatus)
