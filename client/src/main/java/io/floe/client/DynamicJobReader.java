@@ -1,16 +1,16 @@
 package io.floe.client;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.protocol.AckReply;
 import io.floe.protocol.Actions;
 import io.floe.protocol.JobStatusReply;
 import io.floe.protocol.Json;
+import io.floe.protocol.LeaseReply;
 import io.floe.util.Preconditions;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.Iterator;
-import java.util.Locale;
 import java.util.NoSuchElementException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
@@ -33,20 +33,6 @@ import org.slf4j.LoggerFactory;
 public final class DynamicJobReader implements Iterator<JobBatch>, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(DynamicJobReader.class);
   private static final AtomicInteger WORKERS = new AtomicInteger();
-
-  /** What the server made of an {@code ack}. */
-  public enum Ack {
-    /** The batch's current lease: the batch counts as consumed. */
-    ACKNOWLEDGED,
-    /** The lease timed out; its batch is (or will be) another worker's, and counts once. */
-    EXPIRED,
-    /** The batch was already acknowledged. */
-    DUPLICATE;
-
-    static Ack fromWire(String status) {
-      return valueOf(status.toUpperCase(Locale.ROOT));
-    }
-  }
 
   private final FloeClient client;
   private final JobOptions options;
@@ -99,21 +85,13 @@ public final class DynamicJobReader implements Iterator<JobBatch>, AutoCloseable
       return false;
     }
     while (leased == null && !done) {
-      JsonNode answer = lease();
-      String status = answer.path("status").asText();
-      switch (status) {
-        case "leased":
-          leased = read(answer.path("batch").asLong(), answer.path("lease").asText());
-          break;
-        case "wait":
-          JobReader.sleep(Math.max(1, answer.path("retry_ms").asLong(100)));
-          break;
-        case "done":
-          done = true;
-          break;
-        default:
-          throw new IllegalStateException(
-              "Unexpected answer to lease for job '" + options.job() + "': " + answer);
+      LeaseReply answer = lease();
+      if (answer instanceof LeaseReply.Leased lease) {
+        leased = read(lease.batch(), lease.lease());
+      } else if (answer instanceof LeaseReply.Wait wait) {
+        JobReader.sleep(Math.max(1, wait.retryMillis()));
+      } else {
+        done = true;
       }
     }
     return leased != null;
@@ -136,7 +114,7 @@ public final class DynamicJobReader implements Iterator<JobBatch>, AutoCloseable
    *
    * @throws IllegalArgumentException for a batch that did not come from a lease
    */
-  public Ack ack(JobBatch batch) {
+  public AckReply ack(JobBatch batch) {
     String lease =
         batch.lease().orElseThrow(() -> new IllegalArgumentException(batch + " was not leased"));
     ObjectNode body = Json.object();
@@ -144,9 +122,7 @@ public final class DynamicJobReader implements Iterator<JobBatch>, AutoCloseable
     body.put("epoch", batch.epoch());
     body.put("lease", lease);
     body.put("worker", worker);
-    JsonNode answer = withJob(() -> client.jobAction(Actions.ACK, Json.bytes(body)));
-    String status = answer.isTextual() ? answer.asText() : answer.path("status").asText();
-    return Ack.fromWire(status);
+    return AckReply.parse(withJob(() -> client.jobReply(Actions.ACK, Json.bytes(body))));
   }
 
   /** The job's status as the server sees it now, counters included. */
@@ -163,12 +139,12 @@ public final class DynamicJobReader implements Iterator<JobBatch>, AutoCloseable
     }
   }
 
-  private JsonNode lease() {
+  private LeaseReply lease() {
     ObjectNode body = Json.object();
     body.put("job", options.job());
     body.put("epoch", epoch);
     body.put("worker", worker);
-    return withJob(() -> client.jobAction(Actions.LEASE, Json.bytes(body)));
+    return LeaseReply.parse(withJob(() -> client.jobReply(Actions.LEASE, Json.bytes(body))));
   }
 
   private JobBatch read(long batch, String lease) {
@@ -203,7 +179,7 @@ public final class DynamicJobReader implements Iterator<JobBatch>, AutoCloseable
    * lost leaves a lease nobody uses, which times out and goes to the queue again; a retried {@code
    * ack} that had reached the server answers {@code duplicate}.
    */
-  private JsonNode withJob(Supplier<JsonNode> action) {
+  private <T> T withJob(Supplier<T> action) {
     long deadline = System.nanoTime() + patience.toNanos();
     int attempt = 0;
     while (true) {

@@ -3,10 +3,10 @@ package io.floe.node;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.floe.client.DynamicJobReader;
-import io.floe.client.DynamicJobReader.Ack;
 import io.floe.client.FloeClient;
 import io.floe.client.JobBatch;
 import io.floe.client.JobOptions;
+import io.floe.protocol.AckReply;
 import io.floe.protocol.JobStatusReply;
 import io.floe.spec.DatasetSpec;
 import java.nio.file.Path;
@@ -70,7 +70,7 @@ class DynamicJobTest {
         try (JobBatch batch = a.next()) {
           assertThat(batch.rows()).isEqualTo(BATCH_ROWS);
           acknowledged.addAll(JobReads.ids(batch.root()));
-          assertThat(a.ack(batch)).isEqualTo(Ack.ACKNOWLEDGED);
+          assertThat(a.ack(batch)).isEqualTo(AckReply.ACKNOWLEDGED);
         }
       }
       // Worker a reads a third batch and then stops acknowledging, as a hung worker would.
@@ -85,7 +85,7 @@ class DynamicJobTest {
               .as("batch %d again", batch.index())
               .isNull();
           acknowledged.addAll(ids);
-          assertThat(b.ack(batch)).as("ack of %s", batch).isEqualTo(Ack.ACKNOWLEDGED);
+          assertThat(b.ack(batch)).as("ack of %s", batch).isEqualTo(AckReply.ACKNOWLEDGED);
         }
       }
       assertThat(batchesOfB)
@@ -93,7 +93,7 @@ class DynamicJobTest {
           .containsEntry(stalled.index(), stalledIds);
 
       // The hung worker comes back and acknowledges its old lease: too late.
-      assertThat(a.ack(stalled)).isIn(Ack.EXPIRED, Ack.DUPLICATE);
+      assertThat(a.ack(stalled)).isIn(AckReply.EXPIRED, AckReply.DUPLICATE);
       assertThat(a.hasNext()).as("the epoch is acknowledged in full").isFalse();
     }
 
@@ -125,7 +125,7 @@ class DynamicJobTest {
                   while (reader.hasNext()) {
                     try (JobBatch batch = reader.next()) {
                       ids.addAll(JobReads.ids(batch.root()));
-                      assertThat(reader.ack(batch)).isEqualTo(Ack.ACKNOWLEDGED);
+                      assertThat(reader.ack(batch)).isEqualTo(AckReply.ACKNOWLEDGED);
                     }
                   }
                 }

@@ -100,7 +100,7 @@ class JobClusterChangeTest {
                         try (JobBatch batch = reader.next()) {
                           List<Long> ids = ids(batch);
                           pace(slow);
-                          if (reader.ack(batch) == DynamicJobReader.Ack.ACKNOWLEDGED) {
+                          if (reader.ack(batch) == io.floe.protocol.AckReply.ACKNOWLEDGED) {
                             acknowledgedIds.addAll(ids);
                           }
                         }

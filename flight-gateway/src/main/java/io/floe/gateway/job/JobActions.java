@@ -2,7 +2,6 @@ package io.floe.gateway.job;
 
 import static io.floe.protocol.InvalidRequestException.reading;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.dataset.DatasetEntity;
 import io.floe.dataset.DatasetLayout;
 import io.floe.dataset.DatasetState;
@@ -18,14 +17,12 @@ import io.floe.job.JobStatus;
 import io.floe.job.PinnedLayout;
 import io.floe.job.RankShare;
 import io.floe.job.TailPolicy;
-import io.floe.job.entity.JobEntity;
 import io.floe.protocol.Actions;
 import io.floe.protocol.ErrorCode;
 import io.floe.protocol.InvalidRequestException;
 import io.floe.protocol.JobReadRequest;
 import io.floe.protocol.JobRequest;
 import io.floe.protocol.JobRequests;
-import io.floe.protocol.Json;
 import io.floe.store.LoadedSlice;
 import io.floe.store.SliceStore;
 import io.floe.ticket.JobTicket;
@@ -138,35 +135,13 @@ public final class JobActions {
   public CompletionStage<byte[]> lease(byte[] body) {
     JobRequests.LeaseRequest lease = reading(() -> JobRequests.LeaseRequest.parse(body));
     return jobs.lease(lease.job(), lease.epoch(), lease.worker())
-        .thenApply(reply -> Json.bytes(leaseJson(lease.epoch(), reply)));
+        .thenApply(reply -> LeaseReplies.of(lease.epoch(), reply).encode());
   }
 
   public CompletionStage<byte[]> ack(byte[] body) {
     JobRequests.AckRequest ack = reading(() -> JobRequests.AckRequest.parse(body));
     return jobs.ack(ack.job(), ack.epoch(), ack.lease(), ack.worker())
-        .thenApply(
-            outcome -> {
-              ObjectNode node = Json.object();
-              node.put("status", outcome.wireName());
-              return Json.bytes(node);
-            });
-  }
-
-  private static ObjectNode leaseJson(long epoch, JobEntity.LeaseReply reply) {
-    ObjectNode node = Json.object();
-    if (reply instanceof JobEntity.LeaseReply.Leased leased) {
-      node.put("status", "leased");
-      node.put("lease", leased.lease());
-      node.put("epoch", epoch);
-      node.put("batch", leased.batch());
-      node.put("rows", leased.rows());
-    } else if (reply instanceof JobEntity.LeaseReply.Wait wait) {
-      node.put("status", "wait");
-      node.put("retry_ms", wait.retryMillis());
-    } else {
-      node.put("status", "done");
-    }
-    return node;
+        .thenApply(outcome -> io.floe.protocol.AckReply.valueOf(outcome.name()).encode());
   }
 
   /** Plans a rank's read of an epoch (or part of it) on the layout that epoch reads. */
