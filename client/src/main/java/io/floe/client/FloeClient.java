@@ -1,17 +1,14 @@
 package io.floe.client;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.protocol.Actions;
+import io.floe.protocol.ClusterViewReply;
 import io.floe.protocol.DatasetStatusReply;
 import io.floe.protocol.JobStatusReply;
 import io.floe.protocol.Json;
 import io.floe.protocol.LoadRequest;
 import io.floe.protocol.NameRequest;
 import io.floe.protocol.ReadRequest;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -37,7 +34,6 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * server's status and description.
  */
 public final class FloeClient implements AutoCloseable {
-  private static final ObjectMapper MAPPER = new ObjectMapper();
   private static final int FLOW_CONTROL_WINDOW = 32 * 1024 * 1024;
 
   private final BufferAllocator allocator;
@@ -232,14 +228,8 @@ public final class FloeClient implements AutoCloseable {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (System.nanoTime() < deadline) {
       try {
-        JsonNode view = cluster();
-        int up = 0;
-        for (JsonNode member : view.path("members")) {
-          if ("Up".equals(member.path("status").asText())) {
-            up++;
-          }
-        }
-        if (up == size && view.path("unreachable").isEmpty()) {
+        ClusterViewReply view = cluster();
+        if (view.membersUp() == size && view.unreachable().isEmpty()) {
           return;
         }
       } catch (RuntimeException e) {
@@ -345,18 +335,10 @@ public final class FloeClient implements AutoCloseable {
   }
 
   /**
-   * A job action through the entry node, or through the other known nodes when the entry node
-   * cannot be reached: a job lives on whichever node sharding put it, and every node forwards.
+   * The body of a job action's answer, through the entry node or through the other known nodes when
+   * the entry node cannot be reached: a job lives on whichever node sharding put it, and every node
+   * forwards.
    */
-  JsonNode jobAction(String type, byte[] body) {
-    try {
-      return MAPPER.readTree(jobReply(type, body));
-    } catch (IOException e) {
-      throw new UncheckedIOException("Unreadable answer to '" + type + "'", e);
-    }
-  }
-
-  /** The body of a job action's answer, asked as {@link #jobAction} asks. */
   byte[] jobReply(String type, byte[] body) {
     FlightRuntimeException unreachable = null;
     for (Location node : entries()) {
@@ -373,20 +355,8 @@ public final class FloeClient implements AutoCloseable {
   }
 
   /** The cluster's members as the entry node sees them. */
-  public JsonNode cluster() {
-    return action(Actions.CLUSTER, new byte[0]);
-  }
-
-  private JsonNode action(String type, byte[] body) {
-    return action(entry, type, body);
-  }
-
-  private JsonNode action(Location node, String type, byte[] body) {
-    try {
-      return MAPPER.readTree(reply(node, type, body));
-    } catch (IOException e) {
-      throw new UncheckedIOException("Unreadable answer to '" + type + "'", e);
-    }
+  public ClusterViewReply cluster() {
+    return ClusterViewReply.parse(reply(entry, Actions.CLUSTER, new byte[0]));
   }
 
   /** The body of an action's one result. */

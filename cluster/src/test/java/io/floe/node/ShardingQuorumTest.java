@@ -3,8 +3,8 @@ package io.floe.node;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.floe.client.FloeClient;
+import io.floe.protocol.ClusterViewReply;
 import io.floe.protocol.DatasetStatusReply.State;
 import org.apache.arrow.flight.FlightRuntimeException;
 import org.apache.arrow.flight.FlightStatusCode;
@@ -26,10 +26,10 @@ class ShardingQuorumTest {
                 "pekko.cluster.role.data.min-nr-of-members = 2\nfloe.gateway.ask-timeout = 2s");
         BufferAllocator allocator = new RootAllocator();
         FloeClient client = FloeClient.connect(allocator, node.location())) {
-      JsonNode cluster = client.cluster();
-      assertThat(cluster.path("min_data_nodes").asInt()).isEqualTo(2);
-      assertThat(cluster.path("data_nodes_up").asInt()).isZero();
-      assertThat(cluster.path("warning").asText())
+      ClusterViewReply cluster = client.cluster();
+      assertThat(cluster.minDataNodes()).isEqualTo(2);
+      assertThat(cluster.dataNodesUp()).isZero();
+      assertThat(cluster.warning())
           .contains("only 0 data nodes are Up")
           .contains("pekko.cluster.role.data.min-nr-of-members = 2");
 
@@ -43,7 +43,7 @@ class ShardingQuorumTest {
                     .contains("only 0 data nodes are Up");
               });
       // The node went on serving: the cluster action still answers.
-      assertThat(client.cluster().path("self").asText()).isNotEmpty();
+      assertThat(client.cluster().self()).isNotEmpty();
     }
   }
 
@@ -52,10 +52,10 @@ class ShardingQuorumTest {
     try (FloeNode node = TestNodes.start();
         BufferAllocator allocator = new RootAllocator();
         FloeClient client = FloeClient.connect(allocator, node.location())) {
-      Awaitility.await().until(() -> client.cluster().path("data_nodes_up").asInt() == 1);
-      JsonNode cluster = client.cluster();
-      assertThat(cluster.path("min_data_nodes").asInt()).isEqualTo(1);
-      assertThat(cluster.has("warning")).isFalse();
+      Awaitility.await().until(() -> client.cluster().dataNodesUp() == 1);
+      ClusterViewReply cluster = client.cluster();
+      assertThat(cluster.minDataNodes()).isEqualTo(1);
+      assertThat(cluster.warning()).isNull();
       assertThat(client.status("events").state()).isEqualTo(State.ABSENT);
     }
   }

@@ -122,16 +122,7 @@ class KubernetesDiscoveryTest {
               .atMost(120, TimeUnit.SECONDS)
               .pollInterval(500, TimeUnit.MILLISECONDS)
               .ignoreExceptions()
-              .until(
-                  () -> {
-                    int up = 0;
-                    for (var member : client.cluster().path("members")) {
-                      if ("Up".equals(member.path("status").asText())) {
-                        up++;
-                      }
-                    }
-                    return up == 2;
-                  });
+              .until(() -> client.cluster().membersUp() == 2);
         }
       }
       api.verify(

@@ -131,7 +131,7 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
         Actions.CLUSTER,
         "The cluster's members as this node sees them",
         Role.READER,
-        body -> CompletableFuture.completedFuture(Json.bytes(clusterView.toJson())));
+        body -> CompletableFuture.completedFuture(clusterView.reply().encode()));
     route(
         routes,
         Actions.REGISTER_JOB,
