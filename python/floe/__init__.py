@@ -27,7 +27,7 @@ from .errors import (
     Unimplemented,
 )
 from .jobs import JobSpec, Lease
-from .replies import DatasetStatus, JobStatus
+from .replies import ClusterView, DatasetStatus, JobStatus
 
 __version__ = "0.1.0"
 
@@ -37,6 +37,7 @@ __all__ = [
     "read",
     "JobSpec",
     "Lease",
+    "ClusterView",
     "DatasetStatus",
     "JobStatus",
     "FloeError",

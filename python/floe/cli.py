@@ -19,7 +19,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 from rich.table import Table
 
 from . import FloeClient, FloeError, __version__
-from .replies import DatasetStatus, JobStatus
+from .replies import ClusterView, DatasetStatus, JobStatus
 
 app = typer.Typer(
     help="Operate a Floe cluster: load, watch, list and drop datasets; see jobs and nodes.",
@@ -301,20 +301,19 @@ def cluster(ctx: typer.Context) -> None:
     c: Context = ctx.obj
     answer = c.call("cluster")
 
-    def render(view: dict) -> None:
+    def render(reply: dict) -> None:
+        view = ClusterView.of(reply)
         table = Table("member", "status", "roles")
-        for m in view.get("members", []):
-            table.add_row(m["address"], m["status"], ",".join(m.get("roles", [])))
+        for m in view.members:
+            table.add_row(m.address, m.status, ",".join(m.roles))
         out.print(table)
-        memory = view.get("memory") or {}
-        if memory:
-            out.print(f"this node ({view.get('self')}): {memory.get('arrow_allocated_bytes', 0):,} of "
-                      f"{memory.get('arrow_limit_bytes', 0):,} bytes of Arrow memory, "
-                      f"{memory.get('slices_held', 0)} slices")
-        for address in view.get("unreachable", []):
+        memory = view.memory
+        out.print(f"this node ({view.self}): {memory.arrow_allocated_bytes:,} of {memory.arrow_limit_bytes:,} "
+                  f"bytes of Arrow memory, {memory.slices_held} slices")
+        for address in view.unreachable:
             out.print(f"[red]unreachable:[/red] {address}")
-        if view.get("warning"):
-            out.print(f"[yellow]warning:[/yellow] {view['warning']}")
+        if view.warning:
+            out.print(f"[yellow]warning:[/yellow] {view.warning}")
 
     _print(c, answer, render)
 

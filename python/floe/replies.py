@@ -173,3 +173,53 @@ class JobStatus:
             settings={k: reply[k] for k in cls._SETTINGS if k in reply},
             dropped=reply.get("dropped", False),
         )
+
+
+@dataclass(frozen=True)
+class Member:
+    """A cluster member as the answering node sees it: address, Pekko status (Up, Joining, ...),
+    roles."""
+
+    address: str
+    status: str
+    roles: List[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, reply: dict) -> "Member":
+        return cls(reply["address"], reply["status"], list(reply.get("roles") or []))
+
+
+@dataclass(frozen=True)
+class NodeMemory:
+    """The answering node's Arrow memory: what its slices and open streams hold of its limit."""
+
+    arrow_allocated_bytes: int
+    arrow_limit_bytes: int
+    slices_held: int
+
+    @classmethod
+    def of(cls, reply: dict) -> "NodeMemory":
+        return cls(reply["arrow_allocated_bytes"], reply["arrow_limit_bytes"], reply["slices_held"])
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    """The answer to ``cluster``: members, unreachable addresses, data nodes Up against the
+    sharding minimum (``warning`` says why slices may not be placed), the answering node's memory."""
+
+    self: str
+    members: List[Member]
+    unreachable: List[str]
+    data_nodes_up: int
+    min_data_nodes: int
+    memory: NodeMemory
+    warning: Optional[str] = None
+
+    @classmethod
+    def of(cls, reply: dict) -> "ClusterView":
+        return cls(
+            self=reply["self"], members=[Member.of(m) for m in reply.get("members") or []],
+            unreachable=list(reply.get("unreachable") or []), data_nodes_up=reply["data_nodes_up"],
+            min_data_nodes=reply["min_data_nodes"], memory=NodeMemory.of(reply["memory"]),
+            warning=reply.get("warning"),
+        )

@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from floe import DatasetStatus, FloeClient, JobStatus, ResourceExhausted
-from floe.replies import Error, Source
+from floe.replies import ClusterView, Error, Source
 
 
 def _names(cls) -> set:
@@ -60,3 +60,14 @@ def test_a_jobs_status(address, job_data):
     assert JobStatus.of(listed[0]).job == "replies-job" and JobStatus.of(dropped).dropped
     assert [(run.from_epoch, run.layout) for run in status.layouts] == [(0, status.layout)]
     assert set(reply) <= _names(JobStatus) | set(JobStatus._SETTINGS), set(reply) - _names(JobStatus)
+
+
+def test_the_cluster_view(address, sample):
+    with FloeClient(address) as client:
+        reply = client.cluster()
+    view = ClusterView.of(reply)
+    assert [m.status for m in view.members] == ["Up"] and view.unreachable == []
+    assert view.self == view.members[0].address and view.data_nodes_up == 1 >= view.min_data_nodes
+    assert view.memory.slices_held > 0 and 0 < view.memory.arrow_allocated_bytes <= view.memory.arrow_limit_bytes
+    assert view.warning is None
+    assert set(reply) <= _names(ClusterView), set(reply) - _names(ClusterView)
