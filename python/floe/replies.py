@@ -64,8 +64,25 @@ class Refresh:
 
 
 @dataclass(frozen=True)
+class RetainedLayout:
+    """An older layout of a dataset kept loaded because jobs still read it (``held_by``)."""
+
+    snapshot_id: int
+    fingerprint: Optional[str]
+    slices: int
+    rows: int
+    held_by: List[str]
+
+    @classmethod
+    def of(cls, reply: dict) -> "RetainedLayout":
+        return cls(reply["snapshot_id"], reply.get("fingerprint"), reply["slices"], reply["rows"],
+                   list(reply.get("held_by") or []))
+
+
+@dataclass(frozen=True)
 class DatasetStatus:
-    """A dataset's status, as ``load``, ``status``, ``drop``, ``refresh`` and ``list`` answer it."""
+    """A dataset's status, as ``load``, ``status``, ``drop``, ``refresh`` and ``list`` answer it.
+    ``decoders`` counts the held slices each reader decoded (vectorized, generic, mixed)."""
 
     name: str
     state: str
@@ -78,6 +95,8 @@ class DatasetStatus:
     seconds_to_ready: Optional[float] = None
     refresh: Optional[Refresh] = None
     error: Optional[Error] = None
+    retained_layouts: List[RetainedLayout] = field(default_factory=list)
+    decoders: Dict[str, int] = field(default_factory=dict)
     stale: bool = False
     dropped: bool = False
 
@@ -88,7 +107,9 @@ class DatasetStatus:
             slices_total=reply["slices_total"], rows=reply["rows"], bytes=reply["bytes"],
             source=Source.of(reply.get("source")), snapshot_id=reply.get("snapshot_id"),
             seconds_to_ready=reply.get("seconds_to_ready"), refresh=Refresh.of(reply.get("refresh")),
-            error=Error.of(reply.get("error")), stale=reply.get("stale", False), dropped=reply.get("dropped", False),
+            error=Error.of(reply.get("error")), decoders=dict(reply.get("decoders") or {}),
+            retained_layouts=[RetainedLayout.of(layout) for layout in reply.get("retained_layouts") or []],
+            stale=reply.get("stale", False), dropped=reply.get("dropped", False),
         )
 
     @property

@@ -26,8 +26,8 @@ def test_a_ready_datasets_status(address, sample):
     assert status.source == Source(location=reply["source"]["location"]) and str(status.source).endswith("sample")
     assert status.error is None and status.done and not status.stale
     assert DatasetStatus.of(listed[0]) == status
-    # `decoders` is a node-side diagnostic the typed status leaves alone; nothing else is skipped.
-    assert set(reply) - {"decoders"} <= _names(DatasetStatus), set(reply) - _names(DatasetStatus)
+    assert sum(status.decoders.values()) == status.slices_total
+    assert set(reply) <= _names(DatasetStatus), set(reply) - _names(DatasetStatus)
 
 
 def test_a_failed_datasets_error(small_node, sample_table):
