@@ -10,7 +10,10 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 
-/** Typed reads of request fields, each failing with a message that names the field and value. */
+/**
+ * Typed reads of a message's fields, each failing with a message that names the field and value.
+ * Requests refuse fields they do not know; replies ({@link #lenient}) leave them alone.
+ */
 final class Fields {
   private final ObjectNode node;
   private final String what;
