@@ -1,5 +1,6 @@
 package io.floe.gateway.dataset;
 
+import io.floe.dataset.DatasetState;
 import io.floe.dataset.DatasetStatus;
 import io.floe.dataset.Failure;
 import io.floe.dataset.RefreshReport;
@@ -14,7 +15,7 @@ final class StatusReplies {
   static DatasetStatusReply of(DatasetStatus status) {
     return new DatasetStatusReply(
         status.name(),
-        DatasetStatusReply.State.valueOf(status.state().name()),
+        state(status.state()),
         status.source(),
         status.slicesLoaded(),
         status.slicesTotal(),
@@ -37,6 +38,18 @@ final class StatusReplies {
         error(status.failure()),
         false,
         false);
+  }
+
+  /** A switch, not valueOf: a state added to the entity fails the build until the wire has it. */
+  private static DatasetStatusReply.State state(DatasetState state) {
+    return switch (state) {
+      case ABSENT -> DatasetStatusReply.State.ABSENT;
+      case PLANNING -> DatasetStatusReply.State.PLANNING;
+      case LOADING -> DatasetStatusReply.State.LOADING;
+      case READY -> DatasetStatusReply.State.READY;
+      case DEGRADED -> DatasetStatusReply.State.DEGRADED;
+      case FAILED -> DatasetStatusReply.State.FAILED;
+    };
   }
 
   private static RefreshReply refresh(RefreshReport report) {
