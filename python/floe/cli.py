@@ -2,7 +2,9 @@
 
 Every command talks to one node (``--address`` or ``FLOE_ADDRESS``) with the caller's token
 (``--token`` or ``FLOE_TOKEN``) and, for ``grpc+tls`` nodes, a CA bundle (``--ca`` or
-``FLOE_TLS_CA_FILE``). ``--json`` prints the server's answer as JSON instead of a table.
+``FLOE_TLS_CA_FILE``). ``--json`` prints the server's answer as JSON instead of a table. These
+global options go before or after the command (``floe status events --json``), and ``-h`` is
+``--help`` everywhere.
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ import contextlib
 import json
 import sys
 import time
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 import typer
+import typer.core
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
@@ -21,10 +24,59 @@ from rich.table import Table
 from . import FloeClient, FloeError, __version__
 from .replies import ClusterView, DatasetStatus, JobStatus
 
+def _options(command: Any) -> List[Any]:
+    # By duck type: typer brings click's classes, or (0.29 and later) its own copy of them.
+    return [p for p in command.params if getattr(p, "param_type_name", "") == "option"]
+
+
+def _hoisted(group: Any, ctx: Any, args: List[str]) -> List[str]:
+    """``args`` with the group's own options (``--address``, ``--json``, ...) moved before the
+    command wherever they stand after it, with their values; a command's option that takes a value
+    keeps it even when it looks like a global flag, and nothing after ``--`` moves."""
+    takes_value: Dict[str, bool] = {}
+    for param in _options(group):
+        if param.name != "version":
+            for name in param.opts + param.secondary_opts:
+                takes_value[name] = not param.is_flag
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "--":
+        name = args[i].split("=", 1)[0]
+        i += 2 if takes_value.get(name) and "=" not in args[i] else 1
+    command = group.get_command(ctx, args[i]) if i < len(args) else None
+    if command is None:
+        return args
+    command_values = {name for param in _options(command) if not param.is_flag for name in param.opts + param.secondary_opts}
+    front, rest = args[:i], [args[i]]
+    j = i + 1
+    while j < len(args):
+        arg = args[j]
+        name = arg.split("=", 1)[0]
+        if arg == "--":
+            rest.extend(args[j:])
+            break
+        taken = front if name in takes_value else rest
+        taken.append(arg)
+        if (takes_value.get(name) or name in command_values) and "=" not in arg and j + 1 < len(args):
+            taken.append(args[j + 1])
+            j += 1
+        j += 1
+    return front + rest
+
+
+class _GlobalOptionsAnywhere(typer.core.TyperGroup):
+    """Takes the global options wherever they stand, as kubectl and gh do: ``floe status x
+    --json`` is ``floe --json status x``."""
+
+    def parse_args(self, ctx: Any, args: List[str]) -> List[str]:
+        return super().parse_args(ctx, _hoisted(self, ctx, list(args)))
+
+
 app = typer.Typer(
+    cls=_GlobalOptionsAnywhere,
     help="Operate a Floe cluster: load, watch, list and drop datasets; see jobs and nodes.",
     no_args_is_help=True,
     add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 out = Console()
 err = Console(stderr=True)

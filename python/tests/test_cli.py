@@ -43,6 +43,27 @@ def test_load_status_list_drop(address, sample_table):
         assert "cli-events" not in [d["name"] for d in client.list()]
 
 
+def test_global_options_anywhere_and_short_help(address, sample_table):
+    """As kubectl and gh take them: global flags after the command, ``-h`` everywhere."""
+    loaded = runner.invoke(
+        app, ["load", "cli-anywhere", str(sample_table), "--columns", "id", "--json", "--address", address]
+    )
+    assert loaded.exit_code == 0, loaded.output
+    assert json.loads(loaded.stdout)["state"] == "READY"
+    shown = runner.invoke(app, ["status", "cli-anywhere", f"--address={address}", "--json"])
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout)["name"] == "cli-anywhere"
+    # A command's option keeps its value even when the value looks like a global flag: the filter
+    # '--json' reaches the node (and is refused there as a filter), it is not taken as --json.
+    refused = runner.invoke(app, ["load", "cli-odd", str(sample_table), "--filter", "--json", "--address", address])
+    assert refused.exit_code != 0 and "filter" in refused.output.lower(), refused.output
+    assert runner.invoke(app, ["drop", "cli-anywhere", "--address", address]).exit_code == 0
+    assert runner.invoke(app, ["-h"]).exit_code == 0
+    for command in ("load", "status", "list", "job"):
+        helped = runner.invoke(app, [command, "-h"])
+        assert helped.exit_code == 0 and "Usage" in helped.output, (command, helped.output)
+
+
 def test_job_and_cluster(address, job_data):
     with FloeClient(address) as client:
         client.register_job("cli-job", job_data, 1000, mode="dynamic")
