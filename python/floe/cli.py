@@ -78,8 +78,9 @@ app = typer.Typer(
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-out = Console()
-err = Console(stderr=True)
+# Off a terminal (a pipe, a log collector) a line stays one line: rich would wrap it at 80 columns.
+out = Console(soft_wrap=not sys.stdout.isatty())
+err = Console(stderr=True, soft_wrap=not sys.stderr.isatty())
 
 
 class Context:

@@ -64,6 +64,13 @@ def test_global_options_anywhere_and_short_help(address, sample_table):
         assert helped.exit_code == 0 and "Usage" in helped.output, (command, helped.output)
 
 
+def test_off_a_terminal_a_message_stays_one_line(address):
+    name = "a-dataset-whose-name-alone-is-longer-than-the-eighty-columns-rich-would-wrap-at-x" + "y" * 20
+    result = floe(address, "status", name)
+    assert result.exit_code != 0
+    assert f"No dataset '{name}' is loaded" in result.output.splitlines(), result.output
+
+
 def test_job_and_cluster(address, job_data):
     with FloeClient(address) as client:
         client.register_job("cli-job", job_data, 1000, mode="dynamic")
