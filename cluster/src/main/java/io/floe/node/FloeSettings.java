@@ -58,6 +58,16 @@ public record FloeSettings(
    * @param env the environment, for {@code FLOE_STORAGE__*} and {@code FLOE_CATALOG__*} properties
    */
   public static FloeSettings fromConfig(Config root, java.util.Map<String, String> env) {
+    try {
+      return read(root, env);
+    } catch (InvalidSettingsException e) {
+      throw e;
+    } catch (IllegalArgumentException | com.typesafe.config.ConfigException e) {
+      throw new InvalidSettingsException(e.getMessage(), e);
+    }
+  }
+
+  private static FloeSettings read(Config root, java.util.Map<String, String> env) {
     Config floe = root.getConfig("floe");
     String bind = floe.getString("flight.bind-host");
     String advertised = floe.getString("flight.advertised-host").trim();

@@ -99,6 +99,20 @@ public final class Main implements Callable<Integer> {
   }
 
   public static void main(String[] args) {
-    System.exit(new CommandLine(new Main()).execute(args));
+    System.exit(commandLine(new Main()).execute(args));
+  }
+
+  /** The command; settings that cannot start a node are reported by their message, exit code 2. */
+  static CommandLine commandLine(Main main) {
+    CommandLine line = new CommandLine(main);
+    line.setExecutionExceptionHandler(
+        (error, command, parsed) -> {
+          if (error instanceof InvalidSettingsException) {
+            command.getErr().println("floe node: " + error.getMessage());
+            return 2;
+          }
+          throw error;
+        });
+    return line;
   }
 }

@@ -25,7 +25,7 @@ class MainTest {
   private static Run run(java.util.Map<String, String> environment, String... args) {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
-    CommandLine command = new CommandLine(new Main(environment));
+    CommandLine command = Main.commandLine(new Main(environment));
     command.setOut(new PrintWriter(out));
     command.setErr(new PrintWriter(err));
     int code = command.execute(args);
@@ -52,6 +52,20 @@ class MainTest {
     Run run = run("--port", "1");
     assertThat(run.exitCode()).isEqualTo(2);
     assertThat(run.err()).contains("Unknown options: '--port', '1'", "Usage: floe node");
+  }
+
+  @Test
+  void settingsThatCannotStartANodeAreNamedWithoutAStackTrace(@TempDir Path dir)
+      throws IOException {
+    Path file = dir.resolve("floe.conf");
+    Files.writeString(
+        file, "floe.security.auth.anonymous = none\nfloe.security.auth.tokens-file = \"\"\n");
+    Run run = run("--config", file.toString());
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.err())
+        .startsWith("floe node: No caller could reach this node")
+        .contains("FLOE_AUTH_TOKENS_FILE")
+        .doesNotContain("\tat ", "Exception");
   }
 
   @Test
