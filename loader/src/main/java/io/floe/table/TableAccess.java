@@ -83,6 +83,8 @@ public final class TableAccess implements AutoCloseable {
    * {@code lake} when one is configured under that name, and anything else is a location.
    *
    * @throws InvalidSpecException for an empty table name
+   * @throws StorageFailure UNSUPPORTED_LOCATION for {@code x.db.table} whose catalog {@code x} is
+   *     not configured (and no local path of that name exists), naming the configured ones
    */
   public TableSource resolve(String table, String catalog) {
     if (table == null || table.isBlank()) {
@@ -99,8 +101,22 @@ public final class TableAccess implements AutoCloseable {
       if (catalogSettings.names().contains(first)) {
         return new TableSource.InCatalog(first, name.substring(dot + 1));
       }
+      // catalog.db.table with a catalog this node does not have (a typo, most likely), unless a
+      // local path of that name exists: refused naming the configured catalogs rather than
+      // taken for a path in the node's working directory.
+      if (name.indexOf('.', dot + 1) > 0 && !existsLocally(name)) {
+        requireCatalog(first, name);
+      }
     }
     return new TableSource.AtLocation(name);
+  }
+
+  private static boolean existsLocally(String name) {
+    try {
+      return java.nio.file.Files.exists(java.nio.file.Path.of(name));
+    } catch (java.nio.file.InvalidPathException e) {
+      return false;
+    }
   }
 
   /** {@code a.b.c}: dotted words without a slash, scheme or file suffix. */

@@ -174,6 +174,22 @@ class CatalogTablesTest {
   }
 
   @Test
+  void aTableInACatalogThatIsNotConfiguredIsRefusedNamingTheConfiguredOnes() {
+    CatalogSettings catalogs =
+        CatalogSettings.builder()
+            .catalog("hl", Map.of("type", "hadoop", "warehouse", dir.toUri().toString()))
+            .build();
+    try (TableAccess tables = new TableAccess(StorageSettings.defaults(), catalogs)) {
+      assertThatThrownBy(() -> tables.resolve("other.db.nosuch", null))
+          .satisfies(e -> assertThat(FailureKind.of(e)).isEqualTo(FailureKind.INVALID_ARGUMENT))
+          .hasMessageContaining("No catalog 'other' for table 'other.db.nosuch'")
+          .hasMessageContaining("configured catalogs: hl");
+      // Two words are a file name as often as a table: db.table stays a location.
+      assertThat(tables.resolve("events.json2", null)).isInstanceOf(TableSource.AtLocation.class);
+    }
+  }
+
+  @Test
   void unsupportedSchemesAreRefusedNamingTheOnesThatWork() {
     try (TableAccess tables = new TableAccess(StorageSettings.defaults())) {
       for (String location :
