@@ -1,5 +1,6 @@
 package io.floe.node;
 
+import io.floe.gateway.server.LatencyBuckets;
 import io.floe.iceberg.SliceLoadListener;
 import io.floe.job.JobCounters;
 import io.floe.job.entity.LiveJobs;
@@ -139,7 +140,7 @@ public final class NodeMetrics implements SliceLoadListener, AutoCloseable {
         .description(
             "Slice loads on this node and how long each took: requested by its dataset (first"
                 + " load, refresh) or moved here (a node joined, left or died; a rebalance)")
-        .publishPercentileHistogram()
+        .serviceLevelObjectives(LatencyBuckets.bounds())
         .register(registry);
   }
 

@@ -62,7 +62,7 @@ final class CallMetrics {
         .tag(tag, value)
         .tag("outcome", outcome)
         .description(description)
-        .publishPercentileHistogram()
+        .serviceLevelObjectives(LatencyBuckets.bounds())
         .register(registry);
   }
 
