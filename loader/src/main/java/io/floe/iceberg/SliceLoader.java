@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.OutOfMemoryException;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.iceberg.FileScanTask;
@@ -81,8 +82,38 @@ public final class SliceLoader {
     } catch (RuntimeException | Error e) {
       packed.forEach(ArrowRecordBatch::close);
       sliceAllocator.close();
+      OutOfMemoryException full = outOfMemory(e);
+      if (full != null) {
+        throw memoryFull(full);
+      }
       throw e;
     }
+  }
+
+  private static OutOfMemoryException outOfMemory(Throwable error) {
+    for (Throwable t = error; t != null; t = t.getCause()) {
+      if (t instanceof OutOfMemoryException full) {
+        return full;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Arrow's refusal in terms an operator can act on: how much of the node's limit is held and by
+   * which setting it is raised (Arrow's own text names one buffer and the allocator's total).
+   */
+  private OutOfMemoryException memoryFull(OutOfMemoryException arrow) {
+    OutOfMemoryException full =
+        new OutOfMemoryException(
+            String.format(
+                "The node's Arrow memory is full: %,d of its %,d-byte limit are held"
+                    + " (floe.memory.limit, FLOE_MEMORY_LIMIT), and this slice needed more; drop"
+                    + " datasets, load fewer columns or rows, or give the nodes more memory"
+                    + " (Arrow: %s)",
+                nodeAllocator.getAllocatedMemory(), nodeAllocator.getLimit(), arrow.getMessage()));
+    full.initCause(arrow);
+    return full;
   }
 
   private static String describe(FileScanTask task) {

@@ -14,6 +14,7 @@ import io.floe.testing.TestRows;
 import java.nio.file.Path;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.OutOfMemoryException;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.SchemaParser;
@@ -80,6 +81,22 @@ class FailureBlameTest {
 
     assertThat(failure).isNotNull().isNotInstanceOf(InvalidSpecException.class);
     assertThat(FailureKind.of(failure)).isEqualTo(FailureKind.INTERNAL);
+  }
+
+  @Test
+  void aFullNodeSaysHowMuchItHoldsOfWhichLimit() {
+    SliceSpec slice = reads.plan(DatasetSpec.of("t", table.metadataLocation())).slices().get(0);
+    try (BufferAllocator small = allocator.newChildAllocator("small node", 0, 64 * 1024)) {
+      SliceLoader loader = new SliceLoader(small, tables, new AllocatorReaper(), true);
+      Throwable failure = catchThrowable(() -> loader.load(slice));
+      assertThat(failure)
+          .isInstanceOf(OutOfMemoryException.class)
+          .hasMessageStartingWith("The node's Arrow memory is full: ")
+          .hasMessageContaining("of its 65,536-byte limit are held")
+          .hasMessageContaining("FLOE_MEMORY_LIMIT");
+      assertThat(FailureKind.of(failure)).isEqualTo(FailureKind.RESOURCE_EXHAUSTED);
+      assertThat(small.getAllocatedMemory()).isZero();
+    }
   }
 
   @Test
