@@ -391,7 +391,7 @@ def test_rest_catalog_table_written_by_pyiceberg(client, rest, moto):
     "table, error, words",
     [
         ("lake.db.missing", NotFound, ["db.missing", "catalog 'lake'"]),
-        ("nosuch.db.types", NotFound, ["No Iceberg table at", "configured catalogs: lake, rest"]),
+        ("nosuch.db.types", InvalidRequest, ["No catalog 'nosuch' for table 'nosuch.db.types'", "configured catalogs: lake, rest"]),
         ("s3://no-such-bucket/t/metadata/v1.metadata.json", NotFound, ["no-such-bucket"]),
         ("hdfs://namenode/warehouse/t", InvalidRequest, ["Unsupported location", "s3://, s3a://"]),
         ("http://127.0.0.1:1/t", InvalidRequest, ["Unsupported location"]),
