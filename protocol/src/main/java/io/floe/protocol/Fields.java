@@ -9,6 +9,8 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * Typed reads of a message's fields, each failing with a message that names the field and value.
@@ -123,27 +125,7 @@ final class Fields {
   }
 
   List<String> optionalStrings(String field) {
-    JsonNode value = node.get(field);
-    if (value == null || value.isNull()) {
-      return List.of();
-    }
-    if (!value.isArray()) {
-      throw new IllegalArgumentException(
-          String.format(
-              "Field '%s' in %s must be an array of strings, got %s",
-              field, what, Excerpt.of(value)));
-    }
-    List<String> strings = new ArrayList<>();
-    for (JsonNode element : value) {
-      if (!element.isTextual()) {
-        throw new IllegalArgumentException(
-            String.format(
-                "Field '%s' in %s must hold only strings, got %s",
-                field, what, Excerpt.of(element)));
-      }
-      strings.add(element.asText());
-    }
-    return strings;
+    return optionalArray(field, "strings", JsonNode::isTextual, JsonNode::asText);
   }
 
   long requiredLong(String field) {
@@ -188,6 +170,12 @@ final class Fields {
 
   /** The objects of an array field; empty when it is absent. */
   List<ObjectNode> optionalObjects(String field) {
+    return optionalArray(field, "objects", JsonNode::isObject, element -> (ObjectNode) element);
+  }
+
+  /** An array field's elements, each of {@code kind} and read by {@code read}; empty if absent. */
+  private <T> List<T> optionalArray(
+      String field, String kind, Predicate<JsonNode> isKind, Function<JsonNode, T> read) {
     JsonNode value = node.get(field);
     if (value == null || value.isNull()) {
       return List.of();
@@ -195,20 +183,20 @@ final class Fields {
     if (!value.isArray()) {
       throw new IllegalArgumentException(
           String.format(
-              "Field '%s' in %s must be an array of objects, got %s",
-              field, what, Excerpt.of(value)));
+              "Field '%s' in %s must be an array of %s, got %s",
+              field, what, kind, Excerpt.of(value)));
     }
-    List<ObjectNode> objects = new ArrayList<>();
+    List<T> elements = new ArrayList<>();
     for (JsonNode element : value) {
-      if (!element.isObject()) {
+      if (!isKind.test(element)) {
         throw new IllegalArgumentException(
             String.format(
-                "Field '%s' in %s must hold only objects, got %s",
-                field, what, Excerpt.of(element)));
+                "Field '%s' in %s must hold only %s, got %s",
+                field, what, kind, Excerpt.of(element)));
       }
-      objects.add((ObjectNode) element);
+      elements.add(read.apply(element));
     }
-    return objects;
+    return elements;
   }
 
   JsonNode raw(String field) {
