@@ -34,6 +34,12 @@ final class RowGather implements AutoCloseable {
 
   private final VectorSchemaRoot[] views;
 
+  /**
+   * sliceable[b]: whether source batch b's columns have the projected types, so that a part of it
+   * can be served by reference; decided once, when the batch is first viewed.
+   */
+  private final boolean[] sliceable;
+
   /** columnViews[c][b]: the view of projected column c in source batch b, once loaded. */
   private final FieldVector[][] columnViews;
 
@@ -78,6 +84,7 @@ final class RowGather implements AutoCloseable {
       }
     }
     this.views = new VectorSchemaRoot[sources];
+    this.sliceable = new boolean[sources];
     this.columnViews = new FieldVector[sourceColumns.length][sources];
     this.direct = new ColumnGather[sourceColumns.length];
   }
@@ -103,7 +110,7 @@ final class RowGather implements AutoCloseable {
    */
   VectorSchemaRoot gather(int[] source, int[] indexIn, int count, BufferAllocator allocator) {
     GatherRuns runs = GatherRuns.of(source, indexIn, count, sourceRows, firstRow);
-    if (runs.runs() == 1 && sameFields(runs.source(0))) {
+    if (runs.runs() == 1 && sliceable[runs.source(0)]) {
       return sliced(runs.source(0), runs.from(0), count);
     }
     VectorSchemaRoot out = VectorSchemaRoot.create(projected, allocator);
@@ -206,6 +213,7 @@ final class RowGather implements AutoCloseable {
         direct[c].add(flat, column);
       }
     }
+    sliceable[flat] = sameFields(flat);
   }
 
   @Override
