@@ -17,7 +17,9 @@ import java.util.SplittableRandom;
  * <p>Thread-safe. Window permutations are computed when first needed and a few are kept.
  */
 public final class EpochOrder {
-  private static final int CACHED_WINDOWS = 64;
+  // Streams locate their batches in order, so a few windows each are enough; more only held heap
+  // that outlived an epoch.
+  private static final int CACHED_WINDOWS = 16;
   private static final long BLOCKS_STREAM = 0x51_7c_c1_b7_27_22_0a_95L;
 
   /** A row of the dataset: its slice (index in the layout) and its row in that slice. */
@@ -152,6 +154,32 @@ public final class EpochOrder {
         slices[offset + i] = blockSlice[block];
         rows[offset + i] = blockStart[block] + (target - placeStart[place]);
       }
+    }
+  }
+
+  /**
+   * Marks {@code marked[s]} for every slice {@code s} that holds a row at positions {@code from, …,
+   * from + count − 1}, or may: exact without shuffle, and for a shuffled order every slice with a
+   * block in a window the positions fall in. It visits blocks, not rows, so a plan can say which
+   * nodes a batch needs without locating its rows.
+   */
+  public void markSlices(long from, int count, boolean[] marked) {
+    Preconditions.checkArgument(
+        0 <= from && count >= 0 && from + count <= rows(),
+        "Invalid positions [%s, %s): the epoch has %s rows",
+        from,
+        from + count,
+        rows());
+    long position = from;
+    long end = from + count;
+    while (position < end) {
+      int place = place(position);
+      int first = shuffle ? place / windowBlocks * windowBlocks : place;
+      int last = shuffle ? Math.min(first + windowBlocks, placeBlock.length) : place + 1;
+      for (int p = first; p < last; p++) {
+        marked[blockSlice[placeBlock[p]]] = true;
+      }
+      position = placeStart[last];
     }
   }
 

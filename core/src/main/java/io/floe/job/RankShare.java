@@ -45,6 +45,23 @@ public final class RankShare {
     }
   }
 
+  /**
+   * Marks {@code marked[s]} (an array with one entry per slice of the layout) for every slice that
+   * holds, or may hold, one of the rank's rows of global batch {@code batch}: {@link
+   * EpochOrder#markSlices}, without locating each row.
+   */
+  public void markSlices(long batch, boolean[] marked) {
+    long start = shape.rankStart(batch, worldSize, rank);
+    int count = rowsPerBatch();
+    int done = 0;
+    while (done < count) {
+      long position = shape.position(start + done);
+      int run = (int) Math.min(count - done, order.rows() - position);
+      order.markSlices(position, run, marked);
+      done += run;
+    }
+  }
+
   /** Visits the rank's rows of global batch {@code batch}, in order. */
   public void visit(long batch, RowVisitor visitor) {
     int count = rowsPerBatch();

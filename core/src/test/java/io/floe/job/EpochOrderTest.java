@@ -114,6 +114,39 @@ class EpochOrderTest {
     }
   }
 
+  /**
+   * What a plan marks for a run of positions is every slice a row of it sits in; exactly those
+   * without shuffle, and at most the slices of the windows the run falls in with it.
+   */
+  @Test
+  void markingARunsSlicesCoversEveryRowOfIt() {
+    Random random = new Random(5);
+    for (boolean shuffle : new boolean[] {false, true}) {
+      for (int blockRows : new int[] {1, 64, 1000}) {
+        OrderSettings settings = new OrderSettings(9, shuffle, blockRows, 3);
+        EpochOrder order = new EpochOrder(SLICES, settings, 1);
+        for (int trial = 0; trial < 200; trial++) {
+          long from = random.nextInt((int) ROWS);
+          int count = random.nextInt((int) Math.min(ROWS - from, 3000) + 1);
+          boolean[] marked = new boolean[SLICES.length];
+          order.markSlices(from, count, marked);
+          boolean[] holding = new boolean[SLICES.length];
+          for (long p = from; p < from + count; p++) {
+            holding[order.at(p).slice()] = true;
+          }
+          for (int s = 0; s < SLICES.length; s++) {
+            if (holding[s]) {
+              assertThat(marked[s]).as("slice %s of [%s, +%s)", s, from, count).isTrue();
+            } else if (!shuffle) {
+              assertThat(marked[s]).as("slice %s of [%s, +%s)", s, from, count).isFalse();
+            }
+          }
+          assertThat(marked[1]).as("the empty slice").isFalse();
+        }
+      }
+    }
+  }
+
   @Test
   void rejectsANegativeEpoch() {
     assertThatThrownBy(() -> new EpochOrder(SLICES, new OrderSettings(1, true, 10, 2), -1))

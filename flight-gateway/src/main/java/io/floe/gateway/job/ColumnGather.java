@@ -220,8 +220,8 @@ final class ColumnGather {
     MemoryUtil.putInt(offsets, 0);
     // Runs are in the sources' order; where each lands needs the bytes of the runs before it in
     // the part, so the runs' lengths go to their places first.
-    int[] runAt = new int[runs.rows()];
-    Arrays.fill(runAt, -1);
+    int[] runAt = runs.scratch().runAt(runs.rows());
+    Arrays.fill(runAt, 0, runs.rows(), -1);
     for (int r = 0; r < runs.runs(); r++) {
       runAt[runs.to(r)] = r;
     }
@@ -256,9 +256,9 @@ final class ColumnGather {
    */
   private void loneValues(BaseVariableWidthVector target, GatherRuns runs) {
     int count = runs.rows();
-    long[] address = new long[count];
+    long[] address = runs.scratch().valueAddress(count);
     // A value whose words would read past its source buffer is marked by a negative length.
-    int[] lengths = new int[count];
+    int[] lengths = runs.scratch().valueLength(count);
     long bytes = 0;
     if (runs.lone()) {
       int[] source = runs.sources();

@@ -27,8 +27,11 @@ final class GatherRuns {
   private final int[] from;
   private final int[] to;
   private final int[] length;
+  private final GatherScratch scratch;
 
-  private GatherRuns(int rows, int runs, int[] source, int[] from, int[] to, int[] length) {
+  private GatherRuns(
+      int rows, int runs, int[] source, int[] from, int[] to, int[] length, GatherScratch scratch) {
+    this.scratch = scratch;
     this.rows = rows;
     this.runs = runs;
     this.source = source;
@@ -47,7 +50,26 @@ final class GatherRuns {
    *     unchecked, so this is where rows are checked
    */
   static GatherRuns of(int[] source, int[] indexIn, int count, int[] sourceRows, long[] firstRow) {
-    long[] keys = new long[count];
+    return of(source, indexIn, count, sourceRows, firstRow, newScratch());
+  }
+
+  /** A scratch for {@link #of}'s arrays, to be kept by a stream. */
+  static GatherScratch newScratch() {
+    return new GatherScratch(1 << DIGIT_BITS);
+  }
+
+  /**
+   * {@link #of}, in {@code scratch}'s arrays: the runs, and the arrays the columns' copies take
+   * from {@link #scratch()}, are valid until the scratch's next use.
+   */
+  static GatherRuns of(
+      int[] source,
+      int[] indexIn,
+      int count,
+      int[] sourceRows,
+      long[] firstRow,
+      GatherScratch scratch) {
+    long[] keys = scratch.keys(count);
     boolean ascending = true;
     for (int i = 0; i < count; i++) {
       int b = source[i];
@@ -60,19 +82,19 @@ final class GatherRuns {
       ascending &= i == 0 || keys[i] > keys[i - 1];
     }
     return ascending
-        ? merged(source, indexIn, count)
-        : lone(source, indexIn, count, sortedOrder(keys, count));
+        ? merged(source, indexIn, count, scratch)
+        : lone(source, indexIn, count, sortedOrder(keys, count, scratch), scratch);
   }
 
   /**
    * Rows already in the sources' order (an ordered job's part): runs as long as the rows stay next
    * to each other.
    */
-  private static GatherRuns merged(int[] source, int[] indexIn, int count) {
-    int[] runSource = new int[count];
-    int[] runFrom = new int[count];
-    int[] runTo = new int[count];
-    int[] runLength = new int[count];
+  private static GatherRuns merged(int[] source, int[] indexIn, int count, GatherScratch scratch) {
+    int[] runSource = scratch.runSource(count);
+    int[] runFrom = scratch.runFrom(count);
+    int[] runTo = scratch.runTo(count);
+    int[] runLength = scratch.runLength(count);
     int runs = 0;
     int i = 0;
     while (i < count) {
@@ -89,22 +111,23 @@ final class GatherRuns {
       runs++;
       i += n;
     }
-    return new GatherRuns(count, runs, runSource, runFrom, runTo, runLength);
+    return new GatherRuns(count, runs, runSource, runFrom, runTo, runLength, scratch);
   }
 
   /**
    * Rows in another order (a shuffled part): one run per row, in the sources' order. Two rows that
    * happen to sit next to each other both ways are rare enough not to look for.
    */
-  private static GatherRuns lone(int[] source, int[] indexIn, int count, int[] order) {
-    int[] runSource = new int[count];
-    int[] runFrom = new int[count];
+  private static GatherRuns lone(
+      int[] source, int[] indexIn, int count, int[] order, GatherScratch scratch) {
+    int[] runSource = scratch.runSource(count);
+    int[] runFrom = scratch.runFrom(count);
     for (int k = 0; k < count; k++) {
       int i = order[k];
       runSource[k] = source[i];
       runFrom[k] = indexIn[i];
     }
-    return new GatherRuns(count, count, runSource, runFrom, order, null);
+    return new GatherRuns(count, count, runSource, runFrom, order, null, scratch);
   }
 
   /**
@@ -112,13 +135,17 @@ final class GatherRuns {
    * a least-significant-digit radix sort over the keys' spread, skipping digits they all share.
    */
   static int[] sortedOrder(long[] keys, int count) {
+    return sortedOrder(keys, count, newScratch());
+  }
+
+  private static int[] sortedOrder(long[] keys, int count, GatherScratch scratch) {
     long min = Long.MAX_VALUE;
     long max = Long.MIN_VALUE;
     for (int i = 0; i < count; i++) {
       min = Math.min(min, keys[i]);
       max = Math.max(max, keys[i]);
     }
-    int[] order = new int[count];
+    int[] order = scratch.order(count);
     for (int i = 0; i < count; i++) {
       order[i] = i;
     }
@@ -126,8 +153,8 @@ final class GatherRuns {
       return order;
     }
     int bits = 64 - Long.numberOfLeadingZeros(max - min);
-    int[] spare = new int[count];
-    int[] counts = new int[1 << DIGIT_BITS];
+    int[] spare = scratch.spare(count);
+    int[] counts = scratch.digitCounts();
     for (int shift = 0; shift < bits; shift += DIGIT_BITS) {
       Arrays.fill(counts, 0);
       for (int i = 0; i < count; i++) {
@@ -151,6 +178,11 @@ final class GatherRuns {
       spare = swap;
     }
     return order;
+  }
+
+  /** Where the columns' copies take their working arrays from. */
+  GatherScratch scratch() {
+    return scratch;
   }
 
   /** The runs' source batches, for a copy loop over {@link #lone} runs. */

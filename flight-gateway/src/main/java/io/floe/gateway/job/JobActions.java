@@ -214,8 +214,7 @@ public final class JobActions {
               ticket.rank());
       Schema projected =
           JobSchemas.project(leases.get(0).slice().schema(), ticket.columns(), ticket.dataset());
-      NodeJobBatches batches =
-          new NodeJobBatches(leases, localOf, ticket, share, projected, orders);
+      NodeJobBatches batches = new NodeJobBatches(leases, localOf, ticket, share, projected);
       return gatherAhead == 0 ? batches : new ReadAheadBatches(batches, gathering, gatherAhead);
     } catch (RuntimeException e) {
       leases.forEach(LoadedSlice.Lease::close);

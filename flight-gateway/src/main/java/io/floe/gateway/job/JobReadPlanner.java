@@ -19,12 +19,13 @@ import org.apache.arrow.flight.FlightEndpoint;
 import org.apache.arrow.flight.FlightInfo;
 
 /**
- * Plans a job read: finds which nodes hold the rank's rows of the listed batches and gives one
- * endpoint per such node, whose ticket names the rank, the batches, the order and the placement the
- * plan used. The plan's size depends on the nodes, not on the slices. Each endpoint streams one
- * record batch per listed batch that has rows on its node, in order; the rank's batch is put
- * together from the parts by the places in their metadata ({@link
- * io.floe.ticket.JobBatchMetadata}).
+ * Plans a job read: finds which nodes hold the rank's rows of the listed batches (at the grain of
+ * the order's windows: a node holding only blocks of a window none of whose rows the rank reads
+ * gets an endpoint that streams nothing) and gives one endpoint per such node, whose ticket names
+ * the rank, the batches, the order and the placement the plan used. The plan's size depends on the
+ * nodes, not on the slices. Each endpoint streams one record batch per listed batch that has rows
+ * on its node, in order; the rank's batch is put together from the parts by the places in their
+ * metadata ({@link io.floe.ticket.JobBatchMetadata}).
  */
 final class JobReadPlanner {
   private final TicketSigner tickets;
@@ -59,26 +60,19 @@ final class JobReadPlanner {
                     request.worldSize(),
                     request.rank()));
     Placement placement = Placement.of(layout);
-    boolean[] touched = new boolean[placement.holders().size()];
+    // Which slices the batches need, block by block: no row is located to plan (the streams do
+    // that, each for its own batches), so a plan's work grows with the batches, not their rows.
+    boolean[] sliceNeeded = new boolean[layout.slices().size()];
     long batches = 0;
     for (long k = request.batchFrom(); k < batchTo; k += request.batchStep()) {
-      // Located here once and kept: the streams of these endpoints on this node reuse them.
-      LocatedBatch located =
-          orders.located(
-              new JobOrders.BatchKey(
-                  fingerprint,
-                  spec.order(),
-                  request.epoch(),
-                  spec.batchRows(),
-                  spec.tail(),
-                  request.worldSize(),
-                  request.rank(),
-                  k),
-              share);
-      for (int i = 0; i < located.size(); i++) {
-        touched[placement.holderOf(located.slice(i))] = true;
-      }
+      share.markSlices(k, sliceNeeded);
       batches++;
+    }
+    boolean[] touched = new boolean[placement.holders().size()];
+    for (int s = 0; s < sliceNeeded.length; s++) {
+      if (sliceNeeded[s]) {
+        touched[placement.holderOf(s)] = true;
+      }
     }
     List<FlightEndpoint> endpoints = new ArrayList<>();
     for (int h = 0; h < touched.length; h++) {

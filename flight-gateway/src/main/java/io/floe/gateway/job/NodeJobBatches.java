@@ -26,8 +26,11 @@ final class NodeJobBatches implements BatchSource {
   private final JobTicket ticket;
   private final RankShare share;
   private final Schema projected;
-  private final JobOrders orders;
   private final RowGather gather;
+  private final int[] located;
+  private final long[] locatedRows;
+  private final int[] source;
+  private final int[] indexIn;
   private long next;
   private boolean closed;
 
@@ -41,17 +44,19 @@ final class NodeJobBatches implements BatchSource {
       int[] localOf,
       JobTicket ticket,
       RankShare share,
-      Schema projected,
-      JobOrders orders) {
+      Schema projected) {
     this.leases = List.copyOf(leases);
     this.localOf = localOf;
     this.ticket = ticket;
     this.share = share;
     this.projected = projected;
-    this.orders = orders;
     List<LoadedSlice> slices = new ArrayList<>(leases.size());
     leases.forEach(lease -> slices.add(lease.slice()));
     this.gather = new RowGather(slices, projected);
+    this.located = new int[share.rowsPerBatch()];
+    this.locatedRows = new long[share.rowsPerBatch()];
+    this.source = new int[share.rowsPerBatch()];
+    this.indexIn = new int[share.rowsPerBatch()];
     this.next = ticket.batchFrom();
   }
 
@@ -93,11 +98,12 @@ final class NodeJobBatches implements BatchSource {
 
   /** This node's part of batch {@code k} (the caller closes its rows), or null when it has none. */
   Part part(long k) {
-    LocatedBatch located = orders.located(ticket, share, k);
-    int size = located.size();
+    // Located by the stream that serves the batch, into arrays it keeps from part to part.
+    share.locate(k, located, locatedRows);
+    int size = located.length;
     int count = 0;
     for (int i = 0; i < size; i++) {
-      if (localOf[located.slice(i)] >= 0) {
+      if (localOf[located[i]] >= 0) {
         count++;
       }
     }
@@ -105,15 +111,13 @@ final class NodeJobBatches implements BatchSource {
       return null;
     }
     int[] places = count == size ? null : new int[count];
-    int[] source = new int[count];
-    int[] indexIn = new int[count];
     int j = 0;
     for (int i = 0; i < size; i++) {
-      int local = localOf[located.slice(i)];
+      int local = localOf[located[i]];
       if (local < 0) {
         continue;
       }
-      gather.locate(local, located.row(i), source, indexIn, j);
+      gather.locate(local, locatedRows[i], source, indexIn, j);
       if (places != null) {
         places[j] = i;
       }

@@ -46,6 +46,9 @@ final class RowGather implements AutoCloseable {
   /** direct[c]: the direct copier of projected column c, or null where Arrow's copy is used. */
   private final ColumnGather[] direct;
 
+  /** The gathers' working arrays: a RowGather serves one stream, one part at a time. */
+  private final GatherScratch scratch = GatherRuns.newScratch();
+
   /** The rows of {@code slices}, which share their schema (they are slices of one dataset). */
   RowGather(List<LoadedSlice> slices, Schema projected) {
     this.slices = List.copyOf(slices);
@@ -109,7 +112,7 @@ final class RowGather implements AutoCloseable {
    * {@code source[i]}, as {@link #locate} set them.
    */
   VectorSchemaRoot gather(int[] source, int[] indexIn, int count, BufferAllocator allocator) {
-    GatherRuns runs = GatherRuns.of(source, indexIn, count, sourceRows, firstRow);
+    GatherRuns runs = GatherRuns.of(source, indexIn, count, sourceRows, firstRow, scratch);
     if (runs.runs() == 1 && sliceable[runs.source(0)]) {
       return sliced(runs.source(0), runs.from(0), count);
     }

@@ -156,8 +156,7 @@ public final class ServingWarmup {
             shape.batches(),
             1);
     long served = 0;
-    try (NodeJobBatches batches =
-        new NodeJobBatches(leases, localOf, ticket, share, schema, new JobOrders())) {
+    try (NodeJobBatches batches = new NodeJobBatches(leases, localOf, ticket, share, schema)) {
       batches.schema().releaseUnclaimed();
       FlightFrame frame;
       while (goOn(deadline) && (frame = batches.next()) != null) {

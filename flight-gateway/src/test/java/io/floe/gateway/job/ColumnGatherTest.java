@@ -143,50 +143,109 @@ class ColumnGatherTest {
     Random random = new Random(count);
     try (BufferAllocator allocator = new RootAllocator()) {
       for (Kind kind : kinds()) {
-        List<FieldVector> sources = new ArrayList<>();
+        List<FieldVector> sources = sources(kind, allocator);
         try {
-          for (int b = 0; b < BATCHES; b++) {
-            FieldVector source = kind.factory().create(kind.name(), allocator);
-            sources.add(source);
-            source.allocateNew();
-            for (int i = 0; i < ROWS_PER_BATCH; i++) {
-              // Batch 1 has no nulls; the others have some.
-              if (b == 1 || i % 7 != 3) {
-                kind.setter().accept(source, b * ROWS_PER_BATCH + i);
-              }
-            }
-            source.setValueCount(ROWS_PER_BATCH);
-          }
           assertThat(ColumnGather.handles(sources.get(0))).as(kind.name()).isTrue();
-          ColumnGather gather = new ColumnGather(BATCHES);
-          for (int b = 0; b < BATCHES; b++) {
-            gather.add(b, sources.get(b));
-          }
           int[] batchOf = new int[count];
           int[] indexIn = new int[count];
           choose(shape, random, batchOf, indexIn);
-          try (FieldVector direct = kind.factory().create(kind.name(), allocator);
-              FieldVector expected = kind.factory().create(kind.name(), allocator)) {
-            gather.gather(direct, runs(batchOf, indexIn, count, ROWS_PER_BATCH, BATCHES));
-            expected.allocateNew();
-            for (int i = 0; i < count; i++) {
-              expected.copyFromSafe(indexIn[i], i, sources.get(batchOf[i]));
-            }
-            expected.setValueCount(count);
+          assertCopied(
+              kind,
+              sources,
+              batchOf,
+              indexIn,
+              runs(batchOf, indexIn, count, ROWS_PER_BATCH, BATCHES),
+              allocator);
+        } finally {
+          sources.forEach(FieldVector::close);
+        }
+      }
+      assertThat(allocator.getAllocatedMemory()).isZero();
+    }
+  }
 
-            assertThat(direct.getValueCount()).isEqualTo(count);
-            assertThat(direct.getNullCount()).as(kind.name()).isEqualTo(expected.getNullCount());
-            for (int i = 0; i < count; i++) {
-              assertThat(direct.getObject(i))
-                  .as(kind.name() + " row " + i)
-                  .isEqualTo(expected.getObject(i));
+  /**
+   * A stream keeps one scratch from part to part; parts larger and smaller than the last, of every
+   * shape, find its arrays holding the last part's values past their own rows.
+   */
+  @Test
+  void aScratchKeptFromPartToPartCopiesEachPartAsAFreshOne() {
+    String[] shapes = {"shuffled", "shuffled", "ordered", "shuffled", "stepped", "shuffled"};
+    int[] counts = {450, 17, 450, 1, 420, 449};
+    Random random = new Random(3);
+    try (BufferAllocator allocator = new RootAllocator()) {
+      for (Kind kind : kinds()) {
+        List<FieldVector> sources = sources(kind, allocator);
+        GatherScratch scratch = GatherRuns.newScratch();
+        try {
+          for (int p = 0; p < counts.length; p++) {
+            int[] batchOf = new int[counts[p]];
+            int[] indexIn = new int[counts[p]];
+            choose(shapes[p], random, batchOf, indexIn);
+            int[] sourceRows = new int[BATCHES];
+            long[] firstRow = new long[BATCHES];
+            for (int b = 0; b < BATCHES; b++) {
+              sourceRows[b] = ROWS_PER_BATCH;
+              firstRow[b] = (long) b * ROWS_PER_BATCH;
             }
+            GatherRuns runs =
+                GatherRuns.of(batchOf, indexIn, counts[p], sourceRows, firstRow, scratch);
+            assertCopied(kind, sources, batchOf, indexIn, runs, allocator);
           }
         } finally {
           sources.forEach(FieldVector::close);
         }
       }
       assertThat(allocator.getAllocatedMemory()).isZero();
+    }
+  }
+
+  /** {@link #BATCHES} source batches of {@code kind}; batch 1 has no nulls, the others some. */
+  private static List<FieldVector> sources(Kind kind, BufferAllocator allocator) {
+    List<FieldVector> sources = new ArrayList<>();
+    for (int b = 0; b < BATCHES; b++) {
+      FieldVector source = kind.factory().create(kind.name(), allocator);
+      sources.add(source);
+      source.allocateNew();
+      for (int i = 0; i < ROWS_PER_BATCH; i++) {
+        if (b == 1 || i % 7 != 3) {
+          kind.setter().accept(source, b * ROWS_PER_BATCH + i);
+        }
+      }
+      source.setValueCount(ROWS_PER_BATCH);
+    }
+    return sources;
+  }
+
+  /** Gathers {@code runs} and compares the result with Arrow's own copies, value by value. */
+  private static void assertCopied(
+      Kind kind,
+      List<FieldVector> sources,
+      int[] batchOf,
+      int[] indexIn,
+      GatherRuns runs,
+      BufferAllocator allocator) {
+    int count = batchOf.length;
+    ColumnGather gather = new ColumnGather(BATCHES);
+    for (int b = 0; b < BATCHES; b++) {
+      gather.add(b, sources.get(b));
+    }
+    try (FieldVector direct = kind.factory().create(kind.name(), allocator);
+        FieldVector expected = kind.factory().create(kind.name(), allocator)) {
+      gather.gather(direct, runs);
+      expected.allocateNew();
+      for (int i = 0; i < count; i++) {
+        expected.copyFromSafe(indexIn[i], i, sources.get(batchOf[i]));
+      }
+      expected.setValueCount(count);
+
+      assertThat(direct.getValueCount()).isEqualTo(count);
+      assertThat(direct.getNullCount()).as(kind.name()).isEqualTo(expected.getNullCount());
+      for (int i = 0; i < count; i++) {
+        assertThat(direct.getObject(i))
+            .as(kind.name() + " row " + i)
+            .isEqualTo(expected.getObject(i));
+      }
     }
   }
 

@@ -102,7 +102,6 @@ class NodeJobBatchesTest {
     OrderSettings settings = shuffle ? SHUFFLED : ORDERED;
     long rows = Arrays.stream(SLICE_ROWS).sum();
     EpochShape shape = new EpochShape(rows, BATCH_ROWS, tail);
-    JobOrders orders = new JobOrders();
     for (int epoch = 0; epoch < 2; epoch++) {
       EpochOrder order = new EpochOrder(SLICE_ROWS, settings, epoch);
       for (int world = 1; world <= 8; world++) {
@@ -110,7 +109,7 @@ class NodeJobBatchesTest {
           RankShare share = new RankShare(shape, order, world, rank);
           List<NodeJobBatches> nodes = new ArrayList<>();
           for (int h = 0; h < HOLDERS.length; h++) {
-            nodes.add(node(h, epoch, settings, world, rank, tail, shape.batches(), share, orders));
+            nodes.add(node(h, epoch, settings, world, rank, tail, shape.batches(), share));
           }
           try {
             for (long k = 0; k < shape.batches(); k++) {
@@ -132,8 +131,7 @@ class NodeJobBatchesTest {
       int rank,
       TailPolicy tail,
       long batches,
-      RankShare share,
-      JobOrders orders) {
+      RankShare share) {
     int[] localOf = new int[slices.size()];
     List<LoadedSlice.Lease> leases = new ArrayList<>();
     for (int s = 0; s < slices.size(); s++) {
@@ -160,7 +158,7 @@ class NodeJobBatchesTest {
             0,
             batches,
             1);
-    return new NodeJobBatches(leases, localOf, ticket, share, schema, orders);
+    return new NodeJobBatches(leases, localOf, ticket, share, schema);
   }
 
   /** The share as a reader puts it together: each node's rows at the places they carry. */
