@@ -98,6 +98,39 @@ final class DatasetContext {
     actor.pipeToSelf(plan, outcome::apply);
   }
 
+  /**
+   * Refuses a load or refresh of {@code other}, a spec this dataset is not loaded from. The refusal
+   * says what is wrong with {@code other} itself when it could not be loaded under any name (a
+   * filter that does not parse, a column or table that does not exist): planning it, on the load
+   * threads, is the only way to know, and an ALREADY_EXISTS would hide it. Otherwise the name is
+   * taken. The answer goes straight from the load thread to {@code replyTo}; the entity does not
+   * wait for it.
+   */
+  void refuseOtherSpec(
+      DatasetSpec other,
+      DatasetSpec loaded,
+      DatasetStatus status,
+      ActorRef<DatasetEntity.LoadReply> replyTo) {
+    Failure taken = DatasetEntity.loadedOtherwise(name, loaded);
+    CompletableFuture.runAsync(
+            () -> {
+              TableSource source = planning.tables().resolve(other.table(), other.catalog());
+              planning.planner().plan(source, planning.tables().open(source), other, 0);
+            },
+            planning.loadExecutor())
+        .whenComplete(
+            (planned, error) ->
+                replyTo.tell(
+                    new DatasetEntity.LoadReply.Refused(
+                        status,
+                        error == null
+                            ? taken
+                            : Failure.logged(
+                                DatasetEntity.LOG,
+                                "Load of '" + name + "' from " + other.table(),
+                                error))));
+  }
+
   /** Asks a slice to load (or to report that it holds its data). */
   void load(SliceSpec slice) {
     sharding

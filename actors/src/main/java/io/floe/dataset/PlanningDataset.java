@@ -88,9 +88,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
   /** Takes a load: the same spec waits for the plan (or READY), another is refused. */
   Behavior<Command> take(DatasetEntity.Load load) {
     if (!load.spec().equals(spec)) {
-      load.replyTo()
-          .tell(
-              new LoadReply.Refused(status(), DatasetEntity.loadedOtherwise(dataset.name(), spec)));
+      dataset.refuseOtherSpec(load.spec(), spec, status(), load.replyTo());
     } else if (load.untilReady()) {
       waitingForReady.add(load.replyTo());
     } else {
@@ -171,10 +169,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
   private Behavior<Command> onRefresh(DatasetEntity.Refresh refresh) {
     if (refresh.spec() != null
         && !refresh.spec().withSnapshotId(null).equals(spec.withSnapshotId(null))) {
-      refresh
-          .replyTo()
-          .tell(
-              new LoadReply.Refused(status(), DatasetEntity.loadedOtherwise(dataset.name(), spec)));
+      dataset.refuseOtherSpec(refresh.spec(), spec, status(), refresh.replyTo());
     } else {
       // Not ready yet: the gateway tells the caller so.
       refresh.replyTo().tell(new LoadReply.Answered(status()));

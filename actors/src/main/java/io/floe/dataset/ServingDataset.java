@@ -185,9 +185,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
 
   private Behavior<Command> onLoad(DatasetEntity.Load load) {
     if (!load.spec().equals(spec)) {
-      load.replyTo()
-          .tell(
-              new LoadReply.Refused(status(), DatasetEntity.loadedOtherwise(dataset.name(), spec)));
+      dataset.refuseOtherSpec(load.spec(), spec, status(), load.replyTo());
     } else if (load.untilReady() && state() == DatasetState.LOADING) {
       waitingForReady.add(load.replyTo());
     } else {
@@ -199,10 +197,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
   private Behavior<Command> onRefresh(DatasetEntity.Refresh request) {
     if (request.spec() != null
         && !request.spec().withSnapshotId(null).equals(spec.withSnapshotId(null))) {
-      request
-          .replyTo()
-          .tell(
-              new LoadReply.Refused(status(), DatasetEntity.loadedOtherwise(dataset.name(), spec)));
+      dataset.refuseOtherSpec(request.spec(), spec, status(), request.replyTo());
       return this;
     }
     if (state() == DatasetState.LOADING) {

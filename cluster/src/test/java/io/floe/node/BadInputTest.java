@@ -225,6 +225,41 @@ class BadInputTest {
         "already loaded");
   }
 
+  /**
+   * A load that could not succeed under any name says why, even under a name that is taken: the
+   * caller has two things to fix, and ALREADY_EXISTS would name only one.
+   */
+  @Test
+  void aBadLoadUnderATakenNameSaysWhatIsWrongWithIt() {
+    assertStatus(
+        () ->
+            client.load(
+                new LoadRequest(
+                    DatasetSpec.of("good", table.metadataLocation()).withFilter("amount >= "),
+                    false)),
+        FlightStatusCode.INVALID_ARGUMENT,
+        ErrorCode.INVALID_REQUEST,
+        "position");
+    assertStatus(
+        () ->
+            client.load(
+                new LoadRequest(
+                    DatasetSpec.of("good", table.metadataLocation())
+                        .withColumns(List.of("id", "colour")),
+                    false)),
+        FlightStatusCode.INVALID_ARGUMENT,
+        ErrorCode.INVALID_REQUEST,
+        "Unknown column 'colour'");
+    assertStatus(
+        () ->
+            client.load(
+                new LoadRequest(
+                    DatasetSpec.of("good", dir.resolve("no-such-table").toString()), false)),
+        FlightStatusCode.NOT_FOUND,
+        ErrorCode.TABLE_NOT_FOUND,
+        "no-such-table");
+  }
+
   @Test
   void forgedOrAlteredTicketsAreRejected() {
     assertStatus(
