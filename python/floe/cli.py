@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import typer
 import typer.core
@@ -227,42 +228,175 @@ def _progress_lines(name: str):
 
 
 _LOCATION_SCHEMES = ("s3", "s3a", "s3n", "gs", "abfs", "abfss", "wasb", "wasbs", "file")
+_CACHE = "cache://"
+_CACHE_FORM = "cache://<schema>/<table>"
+# What Kubeflow's SDK and its cache runtime also set, to size the cache pods Kubeflow's own
+# initializer starts; Floe starts none (its nodes are a StatefulSet of their own).
+_UNUSED_CACHE_SETTINGS = ("CACHE_IMAGE", "HEAD_CPU", "HEAD_MEM", "WORKER_CPU", "WORKER_MEM")
 
 
-def table_of_storage_uri(uri: str) -> str:
-    """What a Kubeflow TrainJob's ``storageUri`` names: ``floe://<catalog>.<db>.<table>`` a
-    catalog table, a table location (s3://, gs://, abfs://, file:, a path) itself."""
+def _is_location(value: str) -> bool:
+    return value.startswith("/") or (":" in value and value.split(":", 1)[0].lower() in _LOCATION_SCHEMES)
+
+
+def parse_cache_uri(uri: str) -> Tuple[str, str]:
+    """``(schema, table)`` of Kubeflow's ``cache://<schema>/<table>``, as its SDK's
+    ``DataCacheInitializer`` writes it; a malformed one raises ``ValueError`` naming what is wrong."""
+    rest = uri.strip()[len(_CACHE):]
+
+    def invalid(what: str) -> ValueError:
+        return ValueError(f"Invalid storage URI {uri!r}: {what}; Kubeflow's cache takes {_CACHE_FORM}")
+
+    if any(c.isspace() or not c.isprintable() for c in rest):
+        raise invalid("it holds whitespace")
+    query = min((i for i in (rest.find("?"), rest.find("#")) if i >= 0), default=-1)
+    if query >= 0:
+        raise invalid(f"{rest[query:]!r} follows the table (no query or fragment)")
+    schema, _, table = rest.partition("/")
+    if not schema:
+        raise invalid("no schema before the table")
+    if not table:
+        raise invalid(f"no table after schema {schema!r}")
+    if "/" in table:
+        raise invalid(f"more than one segment after the schema ({table!r})")
+    if "" in schema.split("."):
+        raise invalid(f"schema {schema!r} has an empty part between dots")
+    return schema, table
+
+
+def source_of_storage_uri(uri: Optional[str], metadata_location: Optional[str] = None,
+                          catalog: Optional[str] = None) -> Tuple[str, Optional[str]]:
+    """``(table, catalog)`` to load for a Kubeflow TrainJob's ``storageUri``:
+    ``floe://<catalog>.<db>.<table>`` a catalog table, a table location (s3://, gs://, abfs://,
+    file:, a path) itself, and Kubeflow's ``cache://<schema>/<table>`` the table at
+    ``metadata_location`` (``METADATA_LOC``, which the SDK always sets) or, without one,
+    ``<schema>.<table>`` in ``catalog`` (``FLOE_CATALOG``). Raises ``ValueError`` naming what is
+    wrong and what to set."""
     value = (uri or "").strip()
+    metadata = (metadata_location or "").strip() or None
     if not value:
         raise ValueError("No storage URI: set STORAGE_URI (the TrainJob's spec.initializer.dataset.storageUri)")
+    if value[:len(_CACHE)].lower() == _CACHE:
+        schema, table = parse_cache_uri(value)
+        cache = f"{_CACHE}{schema}/{table}"
+        if metadata is not None:
+            if not _is_location(metadata):
+                raise ValueError(f"Invalid METADATA_LOC {metadata_location!r} for {cache}: it must be the table's "
+                                 "metadata.json location (s3://, s3a://, gs://, abfs://, file: or a path)")
+            return metadata, None
+        catalog = (catalog or "").strip() or None
+        if catalog is None:
+            raise ValueError(f"{cache} names no table Floe can open: set METADATA_LOC (the table's metadata.json, "
+                             "as Kubeflow's SDK does) or FLOE_CATALOG (a catalog the Floe nodes are configured "
+                             f"with, holding {schema}.{table})")
+        if "." in table:
+            raise ValueError(f"Table {table!r} of {cache} holds a dot, which catalog {catalog!r} would read as a "
+                             "namespace: set METADATA_LOC instead")
+        return f"{schema}.{table}", catalog
+    if metadata is not None:
+        raise ValueError(f"METADATA_LOC is read with a {_CACHE_FORM} storage URI only, not with {uri!r}: put the "
+                         "table's location in STORAGE_URI, or use cache://")
     if value.startswith("floe://"):
         identifier = value[len("floe://"):]
         parts = identifier.split(".")
         if len(parts) < 2 or not all(parts) or any(c in identifier for c in "/ "):
             raise ValueError(f"Invalid storage URI {uri!r}: floe:// takes <catalog>.<db>.<table>")
-        return identifier
-    if value.startswith("/") or value.split(":", 1)[0].lower() in _LOCATION_SCHEMES and ":" in value:
-        return value
-    raise ValueError(f"Floe loads Iceberg tables: the storage URI {uri!r} must be floe://<catalog>.<db>.<table> "
-                     "or a table location (s3://, gs://, abfs://, file:)")
+        return identifier, None
+    if _is_location(value):
+        return value, None
+    raise ValueError(f"Floe loads Iceberg tables: the storage URI {uri!r} must be floe://<catalog>.<db>.<table>, "
+                     f"{_CACHE_FORM} (with METADATA_LOC or FLOE_CATALOG) or a table location "
+                     "(s3://, gs://, abfs://, file:)")
+
+
+def table_of_storage_uri(uri: str) -> str:
+    """What a Kubeflow TrainJob's ``storageUri`` names with nothing set beside it:
+    ``floe://<catalog>.<db>.<table>`` a catalog table, a table location itself."""
+    return source_of_storage_uri(uri)[0]
+
+
+def requested_data_nodes(cluster_size: Optional[str]) -> Optional[int]:
+    """``CLUSTER_SIZE`` as data nodes: Kubeflow's SDK sets ``num_data_nodes + 1`` (its head)."""
+    if cluster_size is None or not cluster_size.strip():
+        return None
+    value = cluster_size.strip()
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"Invalid CLUSTER_SIZE {cluster_size!r}: a whole number of cache pods, at least 1 "
+                         "(Kubeflow's SDK sets num_data_nodes + 1)")
+    return max(1, int(value) - 1)
+
+
+def _compare_cluster_size(client: FloeClient, requested: int) -> None:
+    """CLUSTER_SIZE against the data nodes Up: logged only, as Floe's cluster is shared."""
+    try:
+        up = ClusterView.of(client.cluster()).data_nodes_up
+    except FloeError as e:
+        err.print(f"Could not ask the Floe cluster how many data nodes are Up: {e}", highlight=False)
+        return
+    err.print(f"{'[yellow]warning:[/yellow] ' if up < requested else ''}The TrainJob asked for {requested} data "
+              f"nodes (CLUSTER_SIZE {requested + 1}); Floe's shared cluster serves the dataset from the {up} data "
+              "nodes Up, and this step does not resize it", highlight=False)
 
 
 @app.command(name="initialize-dataset")
 def initialize_dataset(
     ctx: typer.Context,
-    storage_uri: str = typer.Option(..., envvar="STORAGE_URI", help="floe://<catalog>.<db>.<table> or a table location."),
-    dataset: str = typer.Option(..., envvar="FLOE_DATASET", help="The dataset's name on the cluster."),
+    storage_uri: Optional[str] = typer.Option(
+        None, envvar="STORAGE_URI",
+        help="floe://<catalog>.<db>.<table>, cache://<schema>/<table> or a table location."),
+    metadata_location: Optional[str] = typer.Option(
+        None, envvar="METADATA_LOC", help="The table's metadata.json, for a cache:// storage URI."),
+    catalog: Optional[str] = typer.Option(
+        None, envvar="FLOE_CATALOG",
+        help="The Floe catalog holding <schema>.<table> of a cache:// URI when there is no METADATA_LOC."),
+    dataset: Optional[str] = typer.Option(
+        None, envvar="FLOE_DATASET", help="The dataset's name on the cluster (default: the TrainJob's name)."),
+    train_job_name: Optional[str] = typer.Option(
+        None, envvar="TRAIN_JOB_NAME", help="The TrainJob's name: the dataset's name unless FLOE_DATASET is set."),
+    cluster_size: Optional[str] = typer.Option(
+        None, envvar="CLUSTER_SIZE",
+        help="Cache pods the TrainJob asked for: compared with the data nodes Up and logged, not acted on."),
+    iam_role: Optional[str] = typer.Option(
+        None, envvar="IAM_ROLE", help="Logged, not assumed: Floe's nodes read tables with their own credentials."),
     columns: Optional[str] = typer.Option(None, envvar="FLOE_COLUMNS", help="Comma-separated columns (default: all)."),
     filter: Optional[str] = typer.Option(None, "--filter", envvar="FLOE_FILTER", help="A row filter."),
 ) -> None:
-    """Kubeflow's dataset-initializer step: load the TrainJob's dataset (STORAGE_URI) and wait
-    until it is READY, with progress in the log; exits 1 with the reason if it fails."""
+    """Kubeflow's dataset-initializer step: load the TrainJob's dataset (STORAGE_URI, and what
+    Kubeflow's SDK sets beside a cache:// URI) and wait until it is READY, with progress in the
+    log; exits 1 with the reason if it fails, 2 if a setting is missing or wrong."""
     try:
-        table = table_of_storage_uri(storage_uri)
+        table, table_catalog = source_of_storage_uri(storage_uri, metadata_location, catalog)
+        name = (dataset or "").strip() or (train_job_name or "").strip()
+        if not name:
+            raise ValueError("No dataset name: set FLOE_DATASET, or TRAIN_JOB_NAME (the runtime sets it to the "
+                             "TrainJob's name)")
+        requested = requested_data_nodes(cluster_size)
     except ValueError as e:
         err.print(f"[red]{e}[/red]", highlight=False)
         raise typer.Exit(2)
-    load(ctx, dataset, table, columns=columns, filter=filter, snapshot_id=None, batch_rows=None, wait=True)
+    where = table if table_catalog is None else f"{table} in catalog {table_catalog}"
+    if iam_role and iam_role.strip():
+        err.print(f"[yellow]warning:[/yellow] IAM_ROLE {iam_role.strip()} is not assumed: Floe's nodes read table "
+                  f"{where} with their own credentials (the role of their ServiceAccount, or FLOE_S3_* keys); that "
+                  "role needs read access to it", highlight=False)
+    unused = [f"{k}={os.environ[k]}" for k in _UNUSED_CACHE_SETTINGS if os.environ.get(k, "").strip()]
+    if unused:
+        err.print(f"Not used by Floe, whose nodes are a StatefulSet of their own: {', '.join(unused)} (they size "
+                  "the cache pods Kubeflow's own initializer would start)", highlight=False)
+    c: Context = ctx.obj
+    err.print(f"Loading dataset {name!r} ({storage_uri.strip()}) from {where} through {c.address}", highlight=False)
+    try:
+        with c.client() as client:
+            status = client.load(name, table, catalog=table_catalog, columns=columns.split(",") if columns else None,
+                                 filter=filter, wait=False)
+            if requested is not None:
+                _compare_cluster_size(client, requested)
+            status = _follow(c, client, name, status)
+    except FloeError as e:
+        _fail(e)
+    _print(c, status, lambda s: _status_table([s]))
+    if DatasetStatus.of(status).state == "FAILED":
+        raise typer.Exit(1)
 
 
 @app.command()

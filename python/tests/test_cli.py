@@ -129,6 +129,79 @@ def test_initialize_dataset_reads_the_trainjob_from_the_environment(address, sam
     assert other.exit_code == 2 and "floe://<catalog>.<db>.<table>" in other.output
 
 
+def metadata_file(table) -> str:
+    """The table's current metadata.json, as Kubeflow's SDK takes it (METADATA_LOC)."""
+    version = (table / "metadata" / "version-hint.text").read_text().strip()
+    return str(table / "metadata" / f"v{version}.metadata.json")
+
+
+def kubeflow_cache_environment(sample_table, train_job: str) -> dict:
+    """What Kubeflow's SDK (``DataCacheInitializer``) and a Trainer runtime give the step."""
+    return {"STORAGE_URI": "cache://analytics/events", "METADATA_LOC": metadata_file(sample_table),
+            "CLUSTER_SIZE": "4", "IAM_ROLE": "arn:aws:iam::123456789012:role/events-reader",
+            "WORKER_MEM": "2Gi", "TRAIN_JOB_NAME": train_job, "FLOE_COLUMNS": "id"}
+
+
+def test_initialize_dataset_takes_kubeflows_cache_environment_as_the_sdk_gives_it(address, sample_table):
+    """cache://<schema>/<table> loads METADATA_LOC as dataset TRAIN_JOB_NAME; CLUSTER_SIZE is
+    compared with the data nodes Up, IAM_ROLE and the cache pods' sizes are said to be unused."""
+    env = kubeflow_cache_environment(sample_table, "kf-events")
+    result = runner.invoke(app, ["--address", address, "initialize-dataset"], env=env)
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "Dataset 'kf-events' READY" in text and f"{ROWS:,} rows" in text
+    assert (f"IAM_ROLE arn:aws:iam::123456789012:role/events-reader is not assumed: Floe's nodes read table "
+            f"{env['METADATA_LOC']} with their own credentials") in text
+    assert ("The TrainJob asked for 3 data nodes (CLUSTER_SIZE 4); Floe's shared cluster serves the dataset from "
+            "the 1 data nodes Up, and this step does not resize it") in text
+    assert "Not used by Floe, whose nodes are a StatefulSet of their own: WORKER_MEM=2Gi" in text
+    with FloeClient(address) as client:
+        status = client.status("kf-events")
+        assert status["state"] == "READY" and status["rows"] == ROWS
+        client.drop("kf-events")
+    # FLOE_DATASET names it instead of the TrainJob (TrainJobs sharing one copy).
+    shared = runner.invoke(app, ["--address", address, "initialize-dataset"],
+                           env=dict(env, FLOE_DATASET="kf-shared"))
+    assert shared.exit_code == 0, shared.output
+    with FloeClient(address) as client:
+        assert client.status("kf-shared")["state"] == "READY"
+        assert client.status("kf-events")["state"] == "ABSENT"
+        client.drop("kf-shared")
+
+
+def test_initialize_dataset_without_metadata_loc_asks_floe_catalog_for_schema_dot_table(address, sample_table):
+    """No METADATA_LOC: <schema>.<table> in FLOE_CATALOG reaches the node as a catalog table (this
+    node has no catalogs, so it refuses naming the catalog: exit 1)."""
+    env = dict(kubeflow_cache_environment(sample_table, "kf-catalog"), METADATA_LOC="", FLOE_CATALOG="lake")
+    result = runner.invoke(app, ["--address", address, "initialize-dataset"], env=env)
+    assert result.exit_code == 1, result.output
+    text = " ".join(result.output.split())
+    assert "analytics.events in catalog lake" in text and "'lake'" in text
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"STORAGE_URI": "cache://"}, "Invalid storage URI 'cache://': no schema before the table"),
+    ({"STORAGE_URI": "cache://analytics"}, "no table after schema 'analytics'"),
+    ({"STORAGE_URI": "cache:///events"}, "no schema before the table"),
+    ({"STORAGE_URI": "cache://analytics/"}, "no table after schema 'analytics'"),
+    ({"STORAGE_URI": "cache://analytics/events/2024"}, "more than one segment after the schema ('events/2024')"),
+    ({"STORAGE_URI": "cache://analytics/events?v=1"}, "'?v=1' follows the table"),
+    ({"METADATA_LOC": ""}, "cache://analytics/events names no table Floe can open: set METADATA_LOC"),
+    ({"METADATA_LOC": "events.metadata.json"}, "Invalid METADATA_LOC 'events.metadata.json'"),
+    ({"STORAGE_URI": "floe://lake.db.events"}, "METADATA_LOC is read with a cache://<schema>/<table> storage URI only"),
+    ({"STORAGE_URI": ""}, "No storage URI: set STORAGE_URI"),
+    ({"TRAIN_JOB_NAME": ""}, "No dataset name: set FLOE_DATASET, or TRAIN_JOB_NAME"),
+    ({"CLUSTER_SIZE": "three"}, "Invalid CLUSTER_SIZE 'three'"),
+    ({"CLUSTER_SIZE": "0"}, "Invalid CLUSTER_SIZE '0'"),
+])
+def test_initialize_dataset_refuses_bad_kubeflow_settings_by_name_with_exit_2(sample_table, changes, message):
+    env = dict(kubeflow_cache_environment(sample_table, "kf-bad"), **changes)
+    # No node at this address: a bad setting must be refused before any connection.
+    result = runner.invoke(app, ["--address", "grpc+tcp://127.0.0.1:9", "initialize-dataset"], env=env)
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.split())
+
+
 @pytest.mark.parametrize("uri, table", [
     ("floe://lake.db.events", "lake.db.events"),
     ("s3://bucket/wh/db/events/metadata/00001-a.metadata.json", "s3://bucket/wh/db/events/metadata/00001-a.metadata.json"),
@@ -138,3 +211,17 @@ def test_storage_uris(uri, table):
     from floe.cli import table_of_storage_uri
 
     assert table_of_storage_uri(uri) == table
+
+
+@pytest.mark.parametrize("uri, metadata, catalog, source", [
+    ("cache://analytics/events", "s3a://lake/wh/analytics/events/metadata/00003-x.metadata.json", None,
+     ("s3a://lake/wh/analytics/events/metadata/00003-x.metadata.json", None)),
+    ("cache://analytics/events", "s3://lake/m.metadata.json", "lake", ("s3://lake/m.metadata.json", None)),
+    ("cache://analytics/events", None, "lake", ("analytics.events", "lake")),
+    ("cache://a.b/events", "", "lake", ("a.b.events", "lake")),
+    ("floe://lake.db.events", None, "other", ("lake.db.events", None)),
+])
+def test_kubeflow_cache_uris(uri, metadata, catalog, source):
+    from floe.cli import source_of_storage_uri
+
+    assert source_of_storage_uri(uri, metadata, catalog) == source

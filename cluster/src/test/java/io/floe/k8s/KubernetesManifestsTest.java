@@ -372,9 +372,9 @@ class KubernetesManifestsTest {
             .findFirst()
             .orElseThrow(() -> new AssertionError("no FLOE_ADDRESS in the trainer container"));
     assertThat(address)
-        .as("FLOE_ADDRESS names the rendered Flight service")
+        .as("FLOE_ADDRESS names the rendered Flight service, over TLS as the nodes serve it")
         .isEqualTo(
-            "grpc+tcp://floe-flight."
+            "grpc+tls://floe-flight."
                 + NAMESPACE
                 + ".svc:"
                 + servicePorts("floe-flight").get("flight"));
