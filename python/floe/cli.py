@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 import time
 from typing import Any, Dict, List, Optional, Tuple
@@ -289,6 +290,9 @@ def source_of_storage_uri(uri: Optional[str], metadata_location: Optional[str] =
             raise ValueError(f"{cache} names no table Floe can open: set METADATA_LOC (the table's metadata.json, "
                              "as Kubeflow's SDK does) or FLOE_CATALOG (a catalog the Floe nodes are configured "
                              f"with, holding {schema}.{table})")
+        if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", catalog):
+            raise ValueError(f"Invalid FLOE_CATALOG {catalog!r}: the name of a catalog the Floe nodes are configured "
+                             "with (1-64 letters, digits, '_', '-')")
         if "." in table:
             raise ValueError(f"Table {table!r} of {cache} holds a dot, which catalog {catalog!r} would read as a "
                              "namespace: set METADATA_LOC instead")

@@ -193,6 +193,8 @@ def test_initialize_dataset_without_metadata_loc_asks_floe_catalog_for_schema_do
     ({"TRAIN_JOB_NAME": ""}, "No dataset name: set FLOE_DATASET, or TRAIN_JOB_NAME"),
     ({"CLUSTER_SIZE": "three"}, "Invalid CLUSTER_SIZE 'three'"),
     ({"CLUSTER_SIZE": "0"}, "Invalid CLUSTER_SIZE '0'"),
+    ({"METADATA_LOC": "", "FLOE_CATALOG": "lake.db"}, "Invalid FLOE_CATALOG 'lake.db'"),
+    ({"METADATA_LOC": "", "FLOE_CATALOG": "lake", "STORAGE_URI": "cache://db/ev.ents"}, "Table 'ev.ents'"),
 ])
 def test_initialize_dataset_refuses_bad_kubeflow_settings_by_name_with_exit_2(sample_table, changes, message):
     env = dict(kubeflow_cache_environment(sample_table, "kf-bad"), **changes)

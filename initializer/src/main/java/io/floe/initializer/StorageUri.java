@@ -90,6 +90,13 @@ public record StorageUri(String table, String catalog) {
               + cache.identifier()
               + ")");
     }
+    if (!catalog.strip().matches("[A-Za-z0-9_-]{1,64}")) {
+      throw new IllegalArgumentException(
+          "Invalid FLOE_CATALOG '"
+              + catalog
+              + "': the name of a catalog the Floe nodes are configured with (1-64 letters,"
+              + " digits, '_', '-')");
+    }
     if (cache.table().contains(".")) {
       throw new IllegalArgumentException(
           "Table '"

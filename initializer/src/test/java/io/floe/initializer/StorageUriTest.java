@@ -73,6 +73,12 @@ class StorageUriTest {
   }
 
   @Test
+  void aCatalogThatCannotBeANameIsRefusedByName() {
+    assertThatThrownBy(() -> StorageUri.resolve("cache://db/events", null, "lake.db"))
+        .hasMessageContaining("Invalid FLOE_CATALOG 'lake.db'");
+  }
+
+  @Test
   void aDottedTableInACatalogIsRefused() {
     assertThatThrownBy(() -> StorageUri.resolve("cache://db/ev.ents", null, "lake"))
         .hasMessageContaining("Table 'ev.ents'")
