@@ -203,7 +203,6 @@ def test_both_steps_get_a_token_of_their_role_and_the_ca_over_tls():
 
 # -- Against nodes from the chart's defaults ------------------------------------------------------
 
-from test_helm import RenderedNode, helm, render_full, wait_until_serving, NotesClient  # noqa: E402,F401
 from conftest import _java  # noqa: E402
 
 FLOE_NAMESPACE = "floe-example"  # where the runtime's FLOE_ADDRESS points
@@ -307,12 +306,17 @@ def warehouse(classpath, tmp_path_factory) -> Path:
 
 
 def test_the_runtime_runs_the_sdks_cache_trainjob_against_a_default_chart_install(
-        helm, classpath, warehouse, tmp_path, monkeypatch):
+        classpath, warehouse, tmp_path, monkeypatch):
     """A node from the chart's defaults (auth and TLS on, its generated Secrets); Secret
     floe-kubeflow made by the docs' commands from them; the runtime's dataset-initializer
     container, its command and environment as Trainer and the kubelet would give them for the
     SDK's cache:// TrainJob, loads the table; `floe initialize-dataset` does the same with that
     environment; the trainers' environment reaches the dataset as a reader."""
+    # test_helm renders the chart and starts nodes from it (and needs what its module needs);
+    # imported here so that the CRD tests above do not depend on it.
+    from test_helm import NotesClient, RenderedNode, render_full, tool, wait_until_serving
+
+    helm = tool("helm", "install-helm")
     events = warehouse / "analytics" / "events"
     metadata = str(events / "metadata" / f"v{(events / 'metadata' / 'version-hint.text').read_text().strip()}.metadata.json")
     rendered = render_full(helm, tmp_path, namespace=FLOE_NAMESPACE, values={
