@@ -330,7 +330,7 @@ def requested_data_nodes(cluster_size: Optional[str]) -> Optional[int]:
     return max(1, int(value) - 1)
 
 
-def _compare_cluster_size(client: FloeClient, requested: int) -> None:
+def _compare_cluster_size(client: FloeClient, requested: int, cluster_size: str) -> None:
     """CLUSTER_SIZE against the data nodes Up: logged only, as Floe's cluster is shared."""
     try:
         up = ClusterView.of(client.cluster()).data_nodes_up
@@ -338,7 +338,7 @@ def _compare_cluster_size(client: FloeClient, requested: int) -> None:
         err.print(f"Could not ask the Floe cluster how many data nodes are Up: {e}", highlight=False)
         return
     err.print(f"{'[yellow]warning:[/yellow] ' if up < requested else ''}The TrainJob asked for {requested} data "
-              f"nodes (CLUSTER_SIZE {requested + 1}); Floe's shared cluster serves the dataset from the {up} data "
+              f"nodes (CLUSTER_SIZE {cluster_size.strip()}); Floe's shared cluster serves the dataset from the {up} data "
               "nodes Up, and this step does not resize it", highlight=False)
 
 
@@ -394,7 +394,7 @@ def initialize_dataset(
             status = client.load(name, table, catalog=table_catalog, columns=columns.split(",") if columns else None,
                                  filter=filter, wait=False)
             if requested is not None:
-                _compare_cluster_size(client, requested)
+                _compare_cluster_size(client, requested, cluster_size)
             status = _follow(c, client, name, status)
     except FloeError as e:
         _fail(e)

@@ -237,7 +237,7 @@ public final class DatasetInitializer implements Callable<Integer> {
           address);
       DatasetStatusReply status = client.load(new LoadRequest(spec, false));
       if (requestedDataNodes != null) {
-        compareClusterSize(client, requestedDataNodes);
+        compareClusterSize(client, requestedDataNodes, clusterSize.strip());
       }
       long deadline = started + timeout.toNanos();
       String last = "";
@@ -314,7 +314,7 @@ public final class DatasetInitializer implements Callable<Integer> {
   }
 
   /** CLUSTER_SIZE against the data nodes Up: logged only, as Floe's cluster is shared. */
-  private static void compareClusterSize(FloeClient client, int requested) {
+  private static void compareClusterSize(FloeClient client, int requested, String clusterSize) {
     int up;
     try {
       up = client.cluster().dataNodesUp();
@@ -326,9 +326,9 @@ public final class DatasetInitializer implements Callable<Integer> {
         "The TrainJob asked for {} data nodes (CLUSTER_SIZE {}); Floe's shared cluster serves the"
             + " dataset from the {} data nodes Up, and this step does not resize it";
     if (up < requested) {
-      LOG.warn(message, requested, requested + 1, up);
+      LOG.warn(message, requested, clusterSize, up);
     } else {
-      LOG.info(message, requested, requested + 1, up);
+      LOG.info(message, requested, clusterSize, up);
     }
   }
 
