@@ -3,7 +3,7 @@ package io.floe.ticket;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.floe.job.EpochShape;
+import io.floe.job.JobRead;
 import io.floe.job.JobSpec;
 import io.floe.job.OrderSettings;
 import io.floe.job.TailPolicy;
@@ -14,31 +14,17 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * What one {@code DoGet} of a job serves: the rows that rank {@code rank} of {@code worldSize}
- * reads of the listed global batches of an epoch and that sit in the slices the plan placed on
- * {@code holder}, one record batch per global batch that has any (in the epoch's order, with the
- * batch index and the rows' places in the rank's batch as the message's metadata, {@link
- * JobBatchMetadata}). It carries everything that fixes those rows (the order settings, the dataset
- * layout's fingerprint, the batch shape, and the fingerprint of the layout's placement, {@code
- * placement}), so the serving node needs no job state, only the layout; a node whose view of the
- * placement differs refuses the ticket and the reader plans again.
+ * What one {@code DoGet} of a job serves: the rows of its {@link JobRead} (a rank's share of some
+ * global batches of an epoch) that sit in the slices the plan placed on {@code holder}, one record
+ * batch per global batch that has any (in the epoch's order, with the batch index and the rows'
+ * places in the rank's batch as the message's metadata, {@link JobBatchMetadata}). The read fixes
+ * those rows and {@code placement}, the fingerprint of the layout's placement, fixes where they
+ * are, so the serving node needs no job state, only the layout; a node whose view of the placement
+ * differs refuses the ticket and the reader plans again. The wire form is flat: the read's fields
+ * sit beside the ticket's own.
  */
 public record JobTicket(
-    String dataset,
-    String holder,
-    String placement,
-    String job,
-    String layout,
-    long epoch,
-    OrderSettings order,
-    int batchRows,
-    TailPolicy tail,
-    List<String> columns,
-    int worldSize,
-    int rank,
-    long batchFrom,
-    long batchTo,
-    long batchStep)
+    String dataset, String holder, String placement, String job, JobRead read, List<String> columns)
     implements SignedTicket {
   static final String KIND = "job";
 
@@ -52,21 +38,7 @@ public record JobTicket(
         placement != null && !placement.isBlank(),
         "Invalid ticket: no placement for dataset '%s'",
         dataset);
-    Preconditions.checkArgument(
-        0 <= batchFrom && batchFrom <= batchTo && batchStep > 0,
-        "Invalid ticket batches [%s, %s) step %s",
-        batchFrom,
-        batchTo,
-        batchStep);
-  }
-
-  /** The global batches listed, in order. */
-  public long batchCount() {
-    return batchTo <= batchFrom ? 0 : (batchTo - batchFrom + batchStep - 1) / batchStep;
-  }
-
-  public EpochShape shape(long rows) {
-    return new EpochShape(rows, batchRows, tail);
+    Preconditions.checkArgument(read != null, "Invalid ticket: no read for dataset '%s'", dataset);
   }
 
   static boolean isJobTicket(ObjectNode node) {
@@ -82,20 +54,20 @@ public record JobTicket(
         holder,
         placement,
         job,
-        layout,
-        Long.toString(epoch),
-        Long.toString(order.seed()),
-        Boolean.toString(order.shuffle()),
-        Integer.toString(order.blockRows()),
-        Integer.toString(order.windowBlocks()),
-        Integer.toString(batchRows),
-        tail.wireName(),
+        read.layout(),
+        Long.toString(read.epoch()),
+        Long.toString(read.order().seed()),
+        Boolean.toString(read.order().shuffle()),
+        Integer.toString(read.order().blockRows()),
+        Integer.toString(read.order().windowBlocks()),
+        Integer.toString(read.batchRows()),
+        read.tail().wireName(),
         Json.string(columnsJson()),
-        Integer.toString(worldSize),
-        Integer.toString(rank),
-        Long.toString(batchFrom),
-        Long.toString(batchTo),
-        Long.toString(batchStep));
+        Integer.toString(read.worldSize()),
+        Integer.toString(read.rank()),
+        Long.toString(read.batchFrom()),
+        Long.toString(read.batchTo()),
+        Long.toString(read.batchStep()));
   }
 
   private ArrayNode columnsJson() {
@@ -111,20 +83,20 @@ public record JobTicket(
     node.put("holder", holder);
     node.put("placement", placement);
     node.put("job", job);
-    node.put("layout", layout);
-    node.put("epoch", epoch);
-    node.put("seed", order.seed());
-    node.put("shuffle", order.shuffle());
-    node.put("block_rows", order.blockRows());
-    node.put("window_blocks", order.windowBlocks());
-    node.put("batch_rows", batchRows);
-    node.put("tail", tail.wireName());
+    node.put("layout", read.layout());
+    node.put("epoch", read.epoch());
+    node.put("seed", read.order().seed());
+    node.put("shuffle", read.order().shuffle());
+    node.put("block_rows", read.order().blockRows());
+    node.put("window_blocks", read.order().windowBlocks());
+    node.put("batch_rows", read.batchRows());
+    node.put("tail", read.tail().wireName());
     node.set("columns", columnsJson());
-    node.put("world_size", worldSize);
-    node.put("rank", rank);
-    node.put("batch_from", batchFrom);
-    node.put("batch_to", batchTo);
-    node.put("batch_step", batchStep);
+    node.put("world_size", read.worldSize());
+    node.put("rank", read.rank());
+    node.put("batch_from", read.batchFrom());
+    node.put("batch_to", read.batchTo());
+    node.put("batch_step", read.batchStep());
   }
 
   /**
@@ -142,21 +114,22 @@ public record JobTicket(
         text(node, "holder"),
         text(node, "placement"),
         text(node, "job"),
-        text(node, "layout"),
-        number(node, "epoch"),
-        new OrderSettings(
-            number(node, "seed"),
-            bool(node, "shuffle"),
-            Math.toIntExact(number(node, "block_rows")),
-            Math.toIntExact(number(node, "window_blocks"))),
-        Math.toIntExact(number(node, "batch_rows")),
-        TailPolicy.parse(text(node, "tail")),
-        columns,
-        Math.toIntExact(number(node, "world_size")),
-        Math.toIntExact(number(node, "rank")),
-        number(node, "batch_from"),
-        number(node, "batch_to"),
-        number(node, "batch_step"));
+        new JobRead(
+            text(node, "layout"),
+            number(node, "epoch"),
+            new OrderSettings(
+                number(node, "seed"),
+                bool(node, "shuffle"),
+                Math.toIntExact(number(node, "block_rows")),
+                Math.toIntExact(number(node, "window_blocks"))),
+            Math.toIntExact(number(node, "batch_rows")),
+            TailPolicy.parse(text(node, "tail")),
+            Math.toIntExact(number(node, "world_size")),
+            Math.toIntExact(number(node, "rank")),
+            number(node, "batch_from"),
+            number(node, "batch_to"),
+            number(node, "batch_step")),
+        columns);
   }
 
   private static JsonNode field(ObjectNode node, String name) {

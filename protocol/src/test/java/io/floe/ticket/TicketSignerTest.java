@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.job.JobRead;
 import io.floe.job.OrderSettings;
 import io.floe.job.TailPolicy;
 import io.floe.protocol.ErrorCode;
@@ -29,17 +30,9 @@ class TicketSignerTest {
           "grpc+tcp://10.0.0.7:47470",
           "placement-1",
           "train",
-          "fp-1",
-          4,
-          new OrderSettings(7, true, 100, 4),
-          64,
-          TailPolicy.PAD,
-          List.of("id", "label"),
-          3,
-          1,
-          2,
-          40,
-          3);
+          new JobRead(
+              "fp-1", 4, new OrderSettings(7, true, 100, 4), 64, TailPolicy.PAD, 3, 1, 2, 40, 3),
+          List.of("id", "label"));
 
   private static TicketSigner signer(Instant at) {
     return new TicketSigner(SECRET, Duration.ofMinutes(10), Clock.fixed(at, ZoneOffset.UTC));
@@ -50,7 +43,7 @@ class TicketSignerTest {
     TicketSigner signer = signer(NOW);
     assertThat(signer.verify(signer.sign(SHARD))).isEqualTo(SHARD);
     assertThat(signer.verify(signer.sign(JOB))).isEqualTo(JOB);
-    assertThat(JOB.batchCount()).isEqualTo(13); // 2, 5, ..., 38
+    assertThat(JOB.read().batchCount()).isEqualTo(13); // 2, 5, ..., 38
   }
 
   @Test
@@ -73,19 +66,48 @@ class TicketSignerTest {
   void theSignatureCoversEveryFieldOfBothKinds() throws Exception {
     for (SignedTicket ticket : List.of(SHARD, JOB)) {
       for (java.lang.reflect.RecordComponent field : ticket.getClass().getRecordComponents()) {
-        SignedTicket changed = withChanged(ticket, field.getName());
-        assertThat(changed.canonical())
-            .as(
-                "the signed text of a %s with another %s",
-                ticket.getClass().getSimpleName(), field.getName())
-            .isNotEqualTo(ticket.canonical());
-        ObjectNode written = Json.object();
-        changed.writeTo(written);
-        assertThat(written.toString())
-            .as("the JSON of another %s", field.getName())
-            .isNotEqualTo(json(ticket));
+        assertCovered(
+            ticket, (SignedTicket) withChanged((Record) ticket, field.getName()), field.getName());
       }
     }
+    // A job ticket's read, down to each of its order settings.
+    for (java.lang.reflect.RecordComponent field : JobRead.class.getRecordComponents()) {
+      JobRead read = (JobRead) withChanged(JOB.read(), field.getName());
+      assertCovered(JOB, withRead(read), "read." + field.getName());
+    }
+    for (java.lang.reflect.RecordComponent field : OrderSettings.class.getRecordComponents()) {
+      OrderSettings order = (OrderSettings) withChanged(JOB.read().order(), field.getName());
+      JobRead read = JOB.read();
+      assertCovered(
+          JOB,
+          withRead(
+              new JobRead(
+                  read.layout(),
+                  read.epoch(),
+                  order,
+                  read.batchRows(),
+                  read.tail(),
+                  read.worldSize(),
+                  read.rank(),
+                  read.batchFrom(),
+                  read.batchTo(),
+                  read.batchStep())),
+          "read.order." + field.getName());
+    }
+  }
+
+  private static JobTicket withRead(JobRead read) {
+    return new JobTicket(
+        JOB.dataset(), JOB.holder(), JOB.placement(), JOB.job(), read, JOB.columns());
+  }
+
+  private static void assertCovered(SignedTicket ticket, SignedTicket changed, String field) {
+    assertThat(changed.canonical())
+        .as("the signed text of a %s with another %s", ticket.getClass().getSimpleName(), field)
+        .isNotEqualTo(ticket.canonical());
+    ObjectNode written = Json.object();
+    changed.writeTo(written);
+    assertThat(written.toString()).as("the JSON of another %s", field).isNotEqualTo(json(ticket));
   }
 
   private static String json(SignedTicket ticket) {
@@ -95,7 +117,7 @@ class TicketSignerTest {
   }
 
   /** A copy of {@code ticket} with one component changed (and a slice of the changed dataset). */
-  private static SignedTicket withChanged(SignedTicket ticket, String name) throws Exception {
+  private static Record withChanged(Record ticket, String name) throws Exception {
     java.lang.reflect.RecordComponent[] fields = ticket.getClass().getRecordComponents();
     Object[] values = new Object[fields.length];
     Class<?>[] types = new Class<?>[fields.length];
@@ -114,7 +136,7 @@ class TicketSignerTest {
         }
       }
     }
-    return (SignedTicket) ticket.getClass().getDeclaredConstructor(types).newInstance(values);
+    return ticket.getClass().getDeclaredConstructor(types).newInstance(values);
   }
 
   private static Object changed(Object value) {
@@ -126,6 +148,22 @@ class TicketSignerTest {
     }
     if (value instanceof Integer number) {
       return number + 1;
+    }
+    if (value instanceof Boolean flag) {
+      return !flag;
+    }
+    if (value instanceof JobRead read) {
+      return new JobRead(
+          read.layout() + "x",
+          read.epoch(),
+          read.order(),
+          read.batchRows(),
+          read.tail(),
+          read.worldSize(),
+          read.rank(),
+          read.batchFrom(),
+          read.batchTo(),
+          read.batchStep());
     }
     if (value instanceof TailPolicy tail) {
       return tail == TailPolicy.PAD ? TailPolicy.DROP : TailPolicy.PAD;

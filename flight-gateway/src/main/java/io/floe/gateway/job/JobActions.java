@@ -4,16 +4,14 @@ import static io.floe.protocol.InvalidRequestException.reading;
 
 import io.floe.dataset.DatasetEntity;
 import io.floe.dataset.DatasetLayout;
-import io.floe.dataset.DatasetState;
 import io.floe.gateway.BatchSource;
 import io.floe.gateway.ClusterAnswers;
 import io.floe.gateway.FlightErrors;
 import io.floe.gateway.GatewaySettings;
 import io.floe.gateway.ReadAheadBatches;
 import io.floe.gateway.dataset.DatasetQueries;
-import io.floe.job.EpochShape;
+import io.floe.job.JobRead;
 import io.floe.job.JobSpec;
-import io.floe.job.JobStatus;
 import io.floe.job.PinnedLayout;
 import io.floe.job.RankShare;
 import io.floe.job.TailPolicy;
@@ -43,14 +41,16 @@ import org.apache.pekko.actor.typed.ActorSystem;
  * A training job's whole serving path on a node, one method per request: the job actions (register,
  * status, list, drop, and the dynamic mode's lease and ack), planning a rank's read of an epoch
  * ({@link JobReadPlanner}), and opening the stream of one of its tickets ({@link NodeJobBatches},
- * which gathers this node's rows of each batch in the epoch's order with {@link RowGather}). The
- * epoch order this node computes once per layout, epoch and order is cached in {@link JobOrders}.
+ * which gathers this node's rows of each batch in the epoch's order with {@link RowGather}). Which
+ * layout a job's epoch reads comes from {@link JobLayouts}; the epoch order this node computes once
+ * per layout, epoch and order is cached in {@link JobOrders}.
  */
 public final class JobActions {
   private final DatasetQueries datasets;
   private final JobQueries jobs;
   private final JobOrders orders = new JobOrders();
   private final JobReadPlanner planner;
+  private final JobLayouts layouts;
   private final ClusterAnswers answers;
   private final SliceStore slices;
   private final Executor gathering = gatheringThreads();
@@ -66,6 +66,7 @@ public final class JobActions {
     this.slices = slices;
     this.jobs = new JobQueries(system, settings);
     this.planner = new JobReadPlanner(settings.tickets(), orders);
+    this.layouts = new JobLayouts(datasets, jobs, answers, orders);
     this.gatherAhead = settings.gatherAhead();
     this.answers = answers;
   }
@@ -146,17 +147,8 @@ public final class JobActions {
 
   /** Plans a rank's read of an epoch (or part of it) on the layout that epoch reads. */
   public FlightInfo plan(JobReadRequest request, FlightDescriptor descriptor) {
-    // The epoch's layout: the one it began on, or for a new epoch the dataset's newest. Planning
-    // needs where slices are now, so the layout comes from the dataset, not the cache.
-    JobStatus job = answers.await(jobs.status(request.job(), request.epoch()));
-    String dataset = job.spec().dataset();
-    DatasetEntity.LayoutReply serving = answers.await(datasets.layout(dataset)).value();
-    DatasetLayout layout =
-        serving instanceof DatasetEntity.LayoutReply.Found found
-                && found.layout().fingerprint().equals(job.layout().fingerprint())
-            ? found.layout()
-            : heldLayout(dataset, job.layout().fingerprint(), job.spec().job(), job.epoch());
-    return planner.plan(job, layout, request, descriptor);
+    JobLayouts.EpochLayout epoch = layouts.forPlan(request.job(), request.epoch());
+    return planner.plan(epoch.job(), epoch.layout(), request, descriptor);
   }
 
   /**
@@ -165,27 +157,15 @@ public final class JobActions {
    * longer holds one of them.
    */
   public BatchSource open(JobTicket ticket) {
-    DatasetLayout layout = ticketLayout(ticket);
-    Placement placement = Placement.of(layout);
-    if (!placement.fingerprint().equals(ticket.placement())) {
-      // This node's copy of the layout may predate a move: ask the dataset where slices are now.
-      layout = heldLayout(ticket.dataset(), ticket.layout(), ticket.job(), ticket.epoch());
-      placement = Placement.of(layout);
-      if (!placement.fingerprint().equals(ticket.placement())) {
-        throw FlightErrors.error(
-            ErrorCode.SLICE_NOT_HELD,
-            String.format(
-                "Dataset '%s' moved slices since this read of job '%s' was planned; plan it again",
-                ticket.dataset(), ticket.job()));
-      }
-    }
-    EpochShape shape = ticket.shape(layout.rows());
-    if (ticket.batchTo() > shape.batches()) {
+    DatasetLayout layout = layouts.forTicket(ticket);
+    JobRead read = ticket.read();
+    if (read.batchTo() > read.shape(layout.rows()).batches()) {
       // A ticket this cluster signed for another epoch shape than the layout's: the node's fault.
       throw FlightErrors.error(
           ErrorCode.INTERNAL,
           String.format(
-              "Ticket batches up to %d exceed the epoch's %d", ticket.batchTo(), shape.batches()));
+              "Ticket batches up to %d exceed the epoch's %d",
+              read.batchTo(), read.shape(layout.rows()).batches()));
     }
     int[] localOf = new int[layout.slices().size()];
     List<LoadedSlice.Lease> leases = new ArrayList<>();
@@ -207,50 +187,16 @@ public final class JobActions {
                 ticket.dataset(), ticket.holder()));
       }
       RankShare share =
-          new RankShare(
-              shape,
-              orders.order(ticket.layout(), layout, ticket.order(), ticket.epoch()),
-              ticket.worldSize(),
-              ticket.rank());
+          read.share(
+              layout.rows(), orders.order(read.layout(), layout, read.order(), read.epoch()));
       Schema projected =
           JobSchemas.project(leases.get(0).slice().schema(), ticket.columns(), ticket.dataset());
-      NodeJobBatches batches = new NodeJobBatches(leases, localOf, ticket, share, projected);
+      NodeJobBatches batches = new NodeJobBatches(leases, localOf, read, share, projected);
       return gatherAhead == 0 ? batches : new ReadAheadBatches(batches, gathering, gatherAhead);
     } catch (RuntimeException e) {
       leases.forEach(LoadedSlice.Lease::close);
       throw e;
     }
-  }
-
-  /** A ticket's layout: this node's cached copy, or the dataset's. */
-  private DatasetLayout ticketLayout(JobTicket ticket) {
-    DatasetLayout layout = orders.layout(ticket.layout());
-    return layout != null
-        ? layout
-        : heldLayout(ticket.dataset(), ticket.layout(), ticket.job(), ticket.epoch());
-  }
-
-  /**
-   * The layout with this fingerprint: the one the dataset serves or one it keeps for the jobs that
-   * read it.
-   */
-  private DatasetLayout heldLayout(String dataset, String fingerprint, String job, long epoch) {
-    DatasetEntity.LayoutReply reply = answers.await(datasets.layout(dataset, fingerprint));
-    if (reply instanceof DatasetEntity.LayoutReply.Found found) {
-      orders.remember(fingerprint, found.layout());
-      return found.layout();
-    }
-    if (reply.status().state() != DatasetState.READY
-        && reply.status().state() != DatasetState.DEGRADED) {
-      throw answers.notReady(reply.status());
-    }
-    throw FlightErrors.error(
-        ErrorCode.LAYOUT_CHANGED,
-        String.format(
-            "Dataset '%s' changed: it no longer holds layout %s, which job '%s' read epoch %d"
-                + " from (it serves snapshot %s now); register the job again or read a later"
-                + " epoch",
-            dataset, fingerprint, job, epoch, reply.status().snapshotId()));
   }
 
   /**

@@ -4,6 +4,7 @@ import io.floe.dataset.DatasetLayout;
 import io.floe.gateway.FlightErrors;
 import io.floe.gateway.SliceHolders;
 import io.floe.job.EpochShape;
+import io.floe.job.JobRead;
 import io.floe.job.JobSpec;
 import io.floe.job.JobStatus;
 import io.floe.job.RankShare;
@@ -50,21 +51,31 @@ final class JobReadPlanner {
               "Invalid batch_to: %d; job '%s' has %d batches per epoch",
               batchTo, spec.job(), shape.batches()));
     }
+    JobRead read =
+        new JobRead(
+            fingerprint,
+            request.epoch(),
+            spec.order(),
+            spec.batchRows(),
+            spec.tail(),
+            request.worldSize(),
+            request.rank(),
+            request.batchFrom(),
+            batchTo,
+            request.batchStep());
     // The request's world size and rank are checked against the job's batch here.
     RankShare share =
         InvalidRequestException.reading(
             () ->
-                new RankShare(
-                    shape,
-                    orders.order(fingerprint, layout, spec.order(), request.epoch()),
-                    request.worldSize(),
-                    request.rank()));
+                read.share(
+                    layout.rows(),
+                    orders.order(fingerprint, layout, spec.order(), request.epoch())));
     Placement placement = Placement.of(layout);
     // Which slices the batches need, block by block: no row is located to plan (the streams do
     // that, each for its own batches), so a plan's work grows with the batches, not their rows.
     boolean[] sliceNeeded = new boolean[layout.slices().size()];
     long batches = 0;
-    for (long k = request.batchFrom(); k < batchTo; k += request.batchStep()) {
+    for (long k = read.batchFrom(); k < read.batchTo(); k += read.batchStep()) {
       share.markSlices(k, sliceNeeded);
       batches++;
     }
@@ -82,21 +93,7 @@ final class JobReadPlanner {
       String holder = placement.holders().get(h);
       JobTicket ticket =
           new JobTicket(
-              layout.name(),
-              holder,
-              placement.fingerprint(),
-              spec.job(),
-              fingerprint,
-              request.epoch(),
-              spec.order(),
-              spec.batchRows(),
-              spec.tail(),
-              spec.columns(),
-              request.worldSize(),
-              request.rank(),
-              request.batchFrom(),
-              batchTo,
-              request.batchStep());
+              layout.name(), holder, placement.fingerprint(), spec.job(), read, spec.columns());
       endpoints.add(
           new FlightEndpoint(tickets.sign(ticket), SliceHolders.location(layout.name(), holder)));
     }

@@ -2,10 +2,10 @@ package io.floe.gateway.job;
 
 import io.floe.gateway.BatchSource;
 import io.floe.gateway.FlightFrame;
+import io.floe.job.JobRead;
 import io.floe.job.RankShare;
 import io.floe.store.LoadedSlice;
 import io.floe.ticket.JobBatchMetadata;
-import io.floe.ticket.JobTicket;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -14,16 +14,16 @@ import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
- * A job ticket's batches on the node the plan placed them on: for each listed global batch, the
- * rows of the rank's share that sit in this node's slices of the ticket, gathered from all of them
- * into one record batch in the epoch's order, with the batch index and the rows' places in the
- * share as its metadata ({@link JobBatchMetadata}). A batch none of whose rows are here is not
- * sent. Holds a lease on each of those slices until closed.
+ * A job read's batches on the node the plan placed them on: for each listed global batch, the rows
+ * of the rank's share that sit in this node's slices, gathered from all of them into one record
+ * batch in the epoch's order, with the batch index and the rows' places in the share as its
+ * metadata ({@link JobBatchMetadata}). A batch none of whose rows are here is not sent. Holds a
+ * lease on each of those slices until closed.
  */
 final class NodeJobBatches implements BatchSource {
   private final List<LoadedSlice.Lease> leases;
   private final int[] localOf;
-  private final JobTicket ticket;
+  private final JobRead read;
   private final RankShare share;
   private final Schema projected;
   private final RowGather gather;
@@ -42,12 +42,12 @@ final class NodeJobBatches implements BatchSource {
   NodeJobBatches(
       List<LoadedSlice.Lease> leases,
       int[] localOf,
-      JobTicket ticket,
+      JobRead read,
       RankShare share,
       Schema projected) {
     this.leases = List.copyOf(leases);
     this.localOf = localOf;
-    this.ticket = ticket;
+    this.read = read;
     this.share = share;
     this.projected = projected;
     List<LoadedSlice> slices = new ArrayList<>(leases.size());
@@ -57,7 +57,7 @@ final class NodeJobBatches implements BatchSource {
     this.locatedRows = new long[share.rowsPerBatch()];
     this.source = new int[share.rowsPerBatch()];
     this.indexIn = new int[share.rowsPerBatch()];
-    this.next = ticket.batchFrom();
+    this.next = read.batchFrom();
   }
 
   @Override
@@ -67,9 +67,9 @@ final class NodeJobBatches implements BatchSource {
 
   @Override
   public FlightFrame next() {
-    while (next < ticket.batchTo()) {
+    while (next < read.batchTo()) {
       long k = next;
-      next += ticket.batchStep();
+      next += read.batchStep();
       FlightFrame frame = batch(k);
       if (frame != null) {
         return frame;

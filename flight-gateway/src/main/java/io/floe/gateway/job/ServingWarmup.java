@@ -3,12 +3,12 @@ package io.floe.gateway.job;
 import io.floe.gateway.FlightFrame;
 import io.floe.job.EpochOrder;
 import io.floe.job.EpochShape;
+import io.floe.job.JobRead;
 import io.floe.job.OrderSettings;
 import io.floe.job.RankShare;
 import io.floe.job.TailPolicy;
 import io.floe.store.AllocatorReaper;
 import io.floe.store.LoadedSlice;
-import io.floe.ticket.JobTicket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -138,25 +138,11 @@ public final class ServingWarmup {
         leases.add(slices.get(s).acquire().orElseThrow());
       }
     }
-    JobTicket ticket =
-        new JobTicket(
-            "warm-up",
-            "local",
-            "local",
-            "warm-up",
-            "warm-up",
-            epoch,
-            order,
-            BATCH_ROWS,
-            TailPolicy.DROP,
-            List.of(),
-            2,
-            0,
-            0,
-            shape.batches(),
-            1);
+    JobRead read =
+        new JobRead(
+            "warm-up", epoch, order, BATCH_ROWS, TailPolicy.DROP, 2, 0, 0, shape.batches(), 1);
     long served = 0;
-    try (NodeJobBatches batches = new NodeJobBatches(leases, localOf, ticket, share, schema)) {
+    try (NodeJobBatches batches = new NodeJobBatches(leases, localOf, read, share, schema)) {
       batches.schema().releaseUnclaimed();
       FlightFrame frame;
       while (goOn(deadline) && (frame = batches.next()) != null) {

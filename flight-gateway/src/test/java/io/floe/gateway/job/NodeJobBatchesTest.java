@@ -7,6 +7,7 @@ import io.floe.arrow.ArrowSchemas;
 import io.floe.arrow.RecordBatchBuilder;
 import io.floe.job.EpochOrder;
 import io.floe.job.EpochShape;
+import io.floe.job.JobRead;
 import io.floe.job.OrderSettings;
 import io.floe.job.RankShare;
 import io.floe.job.TailPolicy;
@@ -14,7 +15,6 @@ import io.floe.store.AllocatorReaper;
 import io.floe.store.LoadedSlice;
 import io.floe.testing.ArrowRecords;
 import io.floe.testing.TestRows;
-import io.floe.ticket.JobTicket;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -141,24 +141,9 @@ class NodeJobBatchesTest {
         localOf[s] = leases.size() - 1;
       }
     }
-    JobTicket ticket =
-        new JobTicket(
-            "d",
-            HOLDERS[holder],
-            "placement",
-            "job",
-            "layout",
-            epoch,
-            settings,
-            BATCH_ROWS,
-            tail,
-            List.of(),
-            world,
-            rank,
-            0,
-            batches,
-            1);
-    return new NodeJobBatches(leases, localOf, ticket, share, schema);
+    JobRead read =
+        new JobRead("layout", epoch, settings, BATCH_ROWS, tail, world, rank, 0, batches, 1);
+    return new NodeJobBatches(leases, localOf, read, share, schema);
   }
 
   /** The share as a reader puts it together: each node's rows at the places they carry. */

@@ -1,0 +1,96 @@
+package io.floe.gateway.job;
+
+import io.floe.dataset.DatasetEntity;
+import io.floe.dataset.DatasetLayout;
+import io.floe.dataset.DatasetState;
+import io.floe.gateway.ClusterAnswers;
+import io.floe.gateway.FlightErrors;
+import io.floe.gateway.dataset.DatasetQueries;
+import io.floe.job.JobStatus;
+import io.floe.protocol.ErrorCode;
+import io.floe.ticket.JobTicket;
+
+/**
+ * Which layout a job reads in an epoch, and where its slices are: the one place that asks the job
+ * and dataset entities for it, for a plan and for the stream of a ticket. An epoch reads the layout
+ * it began on (for a new epoch, the dataset's newest); a dataset keeps the layouts its jobs still
+ * read after it moves on, and one it no longer holds is LAYOUT_CHANGED, never silently another.
+ */
+final class JobLayouts {
+  /** A job as its epoch reads it: its status and the layout of that epoch, as placed now. */
+  record EpochLayout(JobStatus job, DatasetLayout layout) {}
+
+  private final DatasetQueries datasets;
+  private final JobQueries jobs;
+  private final ClusterAnswers answers;
+  private final JobOrders orders;
+
+  JobLayouts(DatasetQueries datasets, JobQueries jobs, ClusterAnswers answers, JobOrders orders) {
+    this.datasets = datasets;
+    this.jobs = jobs;
+    this.answers = answers;
+    this.orders = orders;
+  }
+
+  /**
+   * The layout epoch {@code epoch} of {@code job} reads, with where its slices are now (planning
+   * needs that, so it comes from the dataset, not this node's copy).
+   */
+  EpochLayout forPlan(String job, long epoch) {
+    JobStatus status = answers.await(jobs.status(job, epoch));
+    String dataset = status.spec().dataset();
+    String fingerprint = status.layout().fingerprint();
+    DatasetEntity.LayoutReply serving = answers.await(datasets.layout(dataset)).value();
+    DatasetLayout layout =
+        serving instanceof DatasetEntity.LayoutReply.Found found
+                && found.layout().fingerprint().equals(fingerprint)
+            ? found.layout()
+            : held(dataset, fingerprint, job, status.epoch());
+    return new EpochLayout(status, layout);
+  }
+
+  /**
+   * The layout a ticket reads, placed as its plan placed it: this node's copy, or the dataset's
+   * when the copy's placement is not the plan's; SLICE_NOT_HELD (plan again) when slices moved.
+   */
+  DatasetLayout forTicket(JobTicket ticket) {
+    String fingerprint = ticket.read().layout();
+    DatasetLayout layout = orders.layout(fingerprint);
+    if (layout != null && Placement.of(layout).fingerprint().equals(ticket.placement())) {
+      return layout;
+    }
+    // This node's copy of the layout may predate a move: ask the dataset where slices are now.
+    layout = held(ticket.dataset(), fingerprint, ticket.job(), ticket.read().epoch());
+    if (!Placement.of(layout).fingerprint().equals(ticket.placement())) {
+      throw FlightErrors.error(
+          ErrorCode.SLICE_NOT_HELD,
+          String.format(
+              "Dataset '%s' moved slices since this read of job '%s' was planned; plan it again",
+              ticket.dataset(), ticket.job()));
+    }
+    return layout;
+  }
+
+  /**
+   * The layout with this fingerprint: the one the dataset serves or one it keeps for the jobs that
+   * read it.
+   */
+  private DatasetLayout held(String dataset, String fingerprint, String job, long epoch) {
+    DatasetEntity.LayoutReply reply = answers.await(datasets.layout(dataset, fingerprint));
+    if (reply instanceof DatasetEntity.LayoutReply.Found found) {
+      orders.remember(fingerprint, found.layout());
+      return found.layout();
+    }
+    if (reply.status().state() != DatasetState.READY
+        && reply.status().state() != DatasetState.DEGRADED) {
+      throw answers.notReady(reply.status());
+    }
+    throw FlightErrors.error(
+        ErrorCode.LAYOUT_CHANGED,
+        String.format(
+            "Dataset '%s' changed: it no longer holds layout %s, which job '%s' read epoch %d"
+                + " from (it serves snapshot %s now); register the job again or read a later"
+                + " epoch",
+            dataset, fingerprint, job, epoch, reply.status().snapshotId()));
+  }
+}
