@@ -6,6 +6,7 @@ import io.floe.iceberg.ScanPlan;
 import io.floe.iceberg.SliceSpec;
 import io.floe.resources.DatasetPlanning;
 import io.floe.serialization.CborSerializable;
+import io.floe.spec.DatasetLayout;
 import io.floe.spec.DatasetSpec;
 import io.floe.table.FailureKind;
 import java.util.List;

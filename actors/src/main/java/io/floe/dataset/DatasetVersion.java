@@ -2,6 +2,7 @@ package io.floe.dataset;
 
 import io.floe.iceberg.ScanPlan;
 import io.floe.iceberg.SliceSpec;
+import io.floe.spec.DatasetLayout;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

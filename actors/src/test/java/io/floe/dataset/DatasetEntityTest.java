@@ -3,6 +3,7 @@ package io.floe.dataset;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.floe.resources.NodeResources;
+import io.floe.spec.DatasetLayout;
 import io.floe.spec.DatasetSpec;
 import io.floe.table.FailureKind;
 import io.floe.testing.IcebergTestTables;

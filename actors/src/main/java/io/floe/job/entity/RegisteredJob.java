@@ -1,7 +1,6 @@
 package io.floe.job.entity;
 
 import io.floe.dataset.DatasetEntity;
-import io.floe.dataset.DatasetLayout;
 import io.floe.dataset.Failure;
 import io.floe.ddata.RecordDirectory;
 import io.floe.job.EpochLeases;
@@ -17,6 +16,7 @@ import io.floe.job.entity.JobEntity.AckReply;
 import io.floe.job.entity.JobEntity.Command;
 import io.floe.job.entity.JobEntity.JobReply;
 import io.floe.job.entity.JobEntity.LeaseReply;
+import io.floe.spec.DatasetLayout;
 import io.floe.table.FailureKind;
 import java.util.ArrayList;
 import java.util.List;

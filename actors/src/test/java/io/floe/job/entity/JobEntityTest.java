@@ -3,12 +3,12 @@ package io.floe.job.entity;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.floe.dataset.DatasetEntity;
-import io.floe.dataset.DatasetLayout;
 import io.floe.job.JobMode;
 import io.floe.job.JobSpec;
 import io.floe.job.JobStatus;
 import io.floe.job.PinnedLayout;
 import io.floe.job.TailPolicy;
+import io.floe.spec.DatasetLayout;
 import io.floe.table.FailureKind;
 import io.floe.testkit.OneNodeCluster;
 import java.time.Duration;

@@ -1,8 +1,8 @@
 package io.floe.gateway.dataset;
 
-import io.floe.dataset.DatasetLayout;
 import io.floe.gateway.SliceHolders;
 import io.floe.protocol.ReadRequest;
+import io.floe.spec.DatasetLayout;
 import io.floe.ticket.FloeTicket;
 import io.floe.ticket.TicketSigner;
 import java.util.ArrayList;

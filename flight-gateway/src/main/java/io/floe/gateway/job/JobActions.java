@@ -3,7 +3,6 @@ package io.floe.gateway.job;
 import static io.floe.protocol.InvalidRequestException.reading;
 
 import io.floe.dataset.DatasetEntity;
-import io.floe.dataset.DatasetLayout;
 import io.floe.gateway.BatchSource;
 import io.floe.gateway.ClusterAnswers;
 import io.floe.gateway.FlightErrors;
@@ -21,6 +20,7 @@ import io.floe.protocol.InvalidRequestException;
 import io.floe.protocol.JobReadRequest;
 import io.floe.protocol.JobRequest;
 import io.floe.protocol.JobRequests;
+import io.floe.spec.DatasetLayout;
 import io.floe.store.LoadedSlice;
 import io.floe.store.SliceStore;
 import io.floe.ticket.JobTicket;

@@ -1,13 +1,13 @@
 package io.floe.gateway.job;
 
 import io.floe.dataset.DatasetEntity;
-import io.floe.dataset.DatasetLayout;
 import io.floe.dataset.DatasetState;
 import io.floe.gateway.ClusterAnswers;
 import io.floe.gateway.FlightErrors;
 import io.floe.gateway.dataset.DatasetQueries;
 import io.floe.job.JobStatus;
 import io.floe.protocol.ErrorCode;
+import io.floe.spec.DatasetLayout;
 import io.floe.ticket.JobTicket;
 
 /**

@@ -1,8 +1,8 @@
 package io.floe.gateway.job;
 
-import io.floe.dataset.DatasetLayout;
 import io.floe.job.EpochOrder;
 import io.floe.job.OrderSettings;
+import io.floe.spec.DatasetLayout;
 import java.util.LinkedHashMap;
 import java.util.Map;
 

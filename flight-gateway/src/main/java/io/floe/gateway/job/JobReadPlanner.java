@@ -1,6 +1,5 @@
 package io.floe.gateway.job;
 
-import io.floe.dataset.DatasetLayout;
 import io.floe.gateway.FlightErrors;
 import io.floe.gateway.SliceHolders;
 import io.floe.job.EpochShape;
@@ -11,6 +10,7 @@ import io.floe.job.RankShare;
 import io.floe.protocol.ErrorCode;
 import io.floe.protocol.InvalidRequestException;
 import io.floe.protocol.JobReadRequest;
+import io.floe.spec.DatasetLayout;
 import io.floe.ticket.JobTicket;
 import io.floe.ticket.TicketSigner;
 import java.util.ArrayList;

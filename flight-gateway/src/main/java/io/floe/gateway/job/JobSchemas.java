@@ -1,6 +1,6 @@
 package io.floe.gateway.job;
 
-import io.floe.dataset.DatasetLayout;
+import io.floe.spec.DatasetLayout;
 import io.floe.util.Excerpt;
 import java.io.IOException;
 import java.util.ArrayList;

@@ -1,6 +1,6 @@
 package io.floe.gateway.job;
 
-import io.floe.dataset.DatasetLayout;
+import io.floe.spec.DatasetLayout;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;

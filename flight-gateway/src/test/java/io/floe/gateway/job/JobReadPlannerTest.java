@@ -3,13 +3,13 @@ package io.floe.gateway.job;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.floe.arrow.ArrowSchemas;
-import io.floe.dataset.DatasetLayout;
 import io.floe.job.JobMode;
 import io.floe.job.JobSpec;
 import io.floe.job.JobStatus;
 import io.floe.job.PinnedLayout;
 import io.floe.job.TailPolicy;
 import io.floe.protocol.JobReadRequest;
+import io.floe.spec.DatasetLayout;
 import io.floe.testing.TestRows;
 import io.floe.ticket.JobTicket;
 import io.floe.ticket.TicketSigner;

@@ -1,8 +1,8 @@
-package io.floe.dataset;
+package io.floe.spec;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.floe.dataset.DatasetLayout.SliceRows;
+import io.floe.spec.DatasetLayout.SliceRows;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

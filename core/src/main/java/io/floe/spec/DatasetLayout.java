@@ -1,4 +1,4 @@
-package io.floe.dataset;
+package io.floe.spec;
 
 import io.floe.serialization.CborSerializable;
 import io.floe.util.Preconditions;
