@@ -151,3 +151,24 @@ def test_a_job_read_goes_on_while_a_node_leaves(two_nodes, sample_table, caplog)
     # The job's record outlived its entity's node: the reader never had to register it again.
     messages = [r.getMessage() for r in caplog.records]
     assert not any("is unknown to the cluster" in m for m in messages), messages
+
+
+def test_a_load_with_a_long_filter_reaches_slices_on_another_node(two_nodes, sample_table):
+    """A filter at the size limits (about a thousand terms) travels to the slices on the other
+    node inside their load messages: nothing may be dropped for being larger than the transport's
+    frames, or the load would never become READY."""
+    first, second = two_nodes
+    excluded = range(1, 41, 2)
+    # About 60 KiB of text (the limit is 64 KiB and 1,024 terms); its JSON form is larger still,
+    # and every file task of a slice carries its residual filter again.
+    long_filter = " and ".join(
+        [f"id != {i}" for i in excluded]
+        + [f"lang != 'not-a-language-{i:05d}-{'x' * 22}'" for i in range(1000)]
+    )
+    assert 55_000 < len(long_filter) < 64 * 1024
+    with FloeClient(first.address, timeout=120) as client:
+        status = client.load("filtered-far", str(sample_table), columns=["id"], batch_rows=500, filter=long_filter)
+        assert status["state"] == "READY", status
+        assert status["rows"] == ROWS - len([i for i in excluded if i < ROWS])
+        holders = collections.Counter(e.locations[0].uri.decode() for e in client.plan("filtered-far").endpoints)
+    assert len(holders) == 2, holders
