@@ -3,6 +3,7 @@ package io.floe.dataset;
 import io.floe.dataset.DatasetEntity.Command;
 import io.floe.iceberg.ScanPlan;
 import io.floe.iceberg.SliceSpec;
+import io.floe.resources.ClusterMemory;
 import io.floe.resources.DatasetPlanning;
 import io.floe.spec.DatasetSpec;
 import io.floe.spec.TableSource;
@@ -86,13 +87,31 @@ final class DatasetContext {
 
   /** Plans {@code spec} on the load threads; the outcome comes back as {@code outcome} makes it. */
   void plan(DatasetSpec spec, long generation, BiFunction<ScanPlan, Throwable, Command> outcome) {
+    plan(spec, generation, false, outcome);
+  }
+
+  /**
+   * {@link #plan}, and for a new load ({@code admit}) a refusal (RESOURCE_EXHAUSTED) when the data
+   * nodes' free memory cannot hold the least the plan takes ({@link ClusterMemory#admit}). A
+   * recovering or refreshing dataset is not refused: it held its memory already.
+   */
+  void plan(
+      DatasetSpec spec,
+      long generation,
+      boolean admit,
+      BiFunction<ScanPlan, Throwable, Command> outcome) {
     CompletableFuture<ScanPlan> plan =
         CompletableFuture.supplyAsync(
             () -> {
               TableSource source = planning.tables().resolve(spec.table(), spec.catalog());
-              return planning
-                  .planner()
-                  .plan(source, planning.tables().open(source), spec, generation);
+              ScanPlan planned =
+                  planning.planner().plan(source, planning.tables().open(source), spec, generation);
+              if (admit) {
+                planning
+                    .memory()
+                    .admit(name, planned.memoryFloor().bytes(), planned.memoryFloor().rows());
+              }
+              return planned;
             },
             planning.loadExecutor());
     actor.pipeToSelf(plan, outcome::apply);

@@ -188,6 +188,7 @@ public final class DatasetEntity {
     // Start this node's replicator now: it is created lazily, and a node without one neither
     // takes part in majority writes nor keeps a copy of the dataset records.
     DistributedData.get(system);
+    planning.memory().start(system);
     ClusterSharding.get(system)
         .init(
             Entity.of(TYPE_KEY, ctx -> create(ctx, planning))

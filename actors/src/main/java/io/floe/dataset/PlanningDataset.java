@@ -50,7 +50,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
   static PlanningDataset start(DatasetContext dataset, DatasetSpec spec, long generation) {
     PlanningDataset planning =
         new PlanningDataset(dataset, spec, generation, new LinkedHashMap<>(), List.of());
-    planning.plan(spec);
+    planning.plan(spec, true);
     return planning;
   }
 
@@ -68,15 +68,16 @@ final class PlanningDataset extends AbstractBehavior<Command> {
     PlanningDataset planning =
         new PlanningDataset(
             dataset, record.spec(), record.generation(), holders, record.retainedSnapshots());
-    planning.plan(record.pinnedSpec());
+    planning.plan(record.pinnedSpec(), false);
     return planning;
   }
 
-  private void plan(DatasetSpec toPlan) {
+  private void plan(DatasetSpec toPlan, boolean admit) {
     DatasetEntity.LOG.info("Dataset '{}': planning {}", dataset.name(), Excerpt.of(toPlan.table()));
     dataset.plan(
         toPlan,
         generation,
+        admit,
         (plan, failure) -> new DatasetEntity.Planned(generation, plan, failure));
   }
 

@@ -55,7 +55,8 @@ public final class NodeResources implements AutoCloseable {
             new SlicePlanner(builder.sliceTargetBytes),
             loadExecutor,
             builder.loadsPerDataset,
-            builder.retireLinger);
+            builder.retireLinger,
+            new ClusterMemory(allocator));
     this.hosting =
         new SliceHosting(
             new SliceLoader(allocator, tables, reaper, builder.vectorizedLoads),

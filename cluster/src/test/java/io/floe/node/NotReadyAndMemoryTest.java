@@ -109,9 +109,14 @@ class NotReadyAndMemoryTest {
     try (FloeNode node = TestNodes.start("floe.memory.limit = 1MiB");
         BufferAllocator allocator = new RootAllocator();
         FloeClient client = FloeClient.connect(allocator, node.location())) {
+      // A filter, even one that keeps every row, leaves the plan no floor to refuse it by: the
+      // load starts and runs out of memory in a slice.
       assertThatThrownBy(
               () ->
-                  client.load(new LoadRequest(DatasetSpec.of("big", big.metadataLocation()), true)))
+                  client.load(
+                      new LoadRequest(
+                          DatasetSpec.of("big", big.metadataLocation()).withFilter("id >= 0"),
+                          true)))
           .isInstanceOfSatisfying(
               FlightRuntimeException.class,
               e -> {
@@ -133,6 +138,48 @@ class NotReadyAndMemoryTest {
       // The node goes on: a dataset that fits loads and reads in full.
       client.load(new LoadRequest(DatasetSpec.of("small", small.metadataLocation()), true));
       assertThat(client.read(client.plan("small", 0, 1), root -> {})).isEqualTo(200);
+    }
+  }
+
+  /**
+   * A load whose columns alone need more than the nodes have free is refused as soon as it is
+   * planned, naming what it needs and what each node has, and loads nothing.
+   */
+  @Test
+  void aLoadThatCannotFitIsRefusedBeforeAnySliceLoads() throws Exception {
+    IcebergTestTables.TestTable big =
+        IcebergTestTables.in(dir)
+            .create("huge", TestRows.EVENTS)
+            .appendFiles(4, 25_000, TestRows.events(9));
+    try (FloeNode node = TestNodes.start("floe.memory.limit = 1MiB");
+        BufferAllocator allocator = new RootAllocator();
+        FloeClient client = FloeClient.connect(allocator, node.location())) {
+      // The node shares its memory with the cluster within seconds of starting; until then a
+      // load is not refused up front (it fails in a slice instead), so ask until it is.
+      Awaitility.await()
+          .atMost(java.time.Duration.ofSeconds(30))
+          .untilAsserted(
+              () ->
+                  assertThatThrownBy(
+                          () ->
+                              client.load(
+                                  new LoadRequest(
+                                      DatasetSpec.of("huge", big.metadataLocation()), true)))
+                      .isInstanceOfSatisfying(
+                          FlightRuntimeException.class,
+                          e -> {
+                            assertThat(e.status().code())
+                                .isEqualTo(FlightStatusCode.RESOURCE_EXHAUSTED);
+                            assertThat(e.status().description())
+                                .contains("Dataset 'huge' needs at least")
+                                .contains("100,000 rows")
+                                .contains("free of its 1.0 MiB memory limit");
+                          }));
+      assertThat(client.status("huge").error().kind()).isEqualTo("RESOURCE_EXHAUSTED");
+      assertThat(node.resources().sliceStore().size()).isZero();
+      Awaitility.await()
+          .untilAsserted(
+              () -> assertThat(node.resources().allocator().getAllocatedMemory()).isZero());
     }
   }
 }

@@ -73,7 +73,7 @@ public final class SlicePlanner {
     Expression filter = FilterBinding.bind(parsed, tableSchema, spec.filter());
     Expression bound = FilterBinding.bound(filter, tableSchema, spec.filter());
     if (snapshot == null) {
-      return new ScanPlan(source, -1, arrowSchemaJson, List.of());
+      return new ScanPlan(source, -1, arrowSchemaJson, List.of(), ScanPlan.MemoryFloor.NONE);
     }
 
     TableScan scan =
@@ -82,7 +82,8 @@ public final class SlicePlanner {
             .useSnapshot(snapshot.snapshotId())
             .filter(FilterBinding.forPruning(filter, tableSchema))
             .caseSensitive(true);
-    List<List<FileScanTask>> groups = group(rowGroupTasks(scan, table, snapshot));
+    ArrowSizeFloor floor = new ArrowSizeFloor(requested, parsed.op() != Expression.Operation.TRUE);
+    List<List<FileScanTask>> groups = group(rowGroupTasks(scan, table, snapshot, floor));
     String schemaJson = SchemaParser.toJson(requested);
     // Bound, so each value is written with its column's type and read back exactly by slices.
     String filterJson = ExpressionParser.toJson(bound);
@@ -103,7 +104,12 @@ public final class SlicePlanner {
               spec.batchRows(),
               tasks.stream().mapToLong(FileScanTask::length).sum()));
     }
-    return new ScanPlan(source, snapshot.snapshotId(), arrowSchemaJson, slices);
+    return new ScanPlan(
+        source,
+        snapshot.snapshotId(),
+        arrowSchemaJson,
+        slices,
+        new ScanPlan.MemoryFloor(floor.bytes(), floor.rows()));
   }
 
   private static Snapshot pinSnapshot(Table table, DatasetSpec spec) {
@@ -167,8 +173,12 @@ public final class SlicePlanner {
     return new Schema(ordered);
   }
 
-  /** One task per Parquet row group, in file order; files without offsets stay whole. */
-  private static List<FileScanTask> rowGroupTasks(TableScan scan, Table table, Snapshot snapshot) {
+  /**
+   * One task per Parquet row group, in file order; files without offsets stay whole. Each file
+   * counts towards {@code floor}.
+   */
+  private static List<FileScanTask> rowGroupTasks(
+      TableScan scan, Table table, Snapshot snapshot, ArrowSizeFloor floor) {
     List<FileScanTask> tasks = new ArrayList<>();
     try (CloseableIterable<FileScanTask> files = scan.planFiles()) {
       for (FileScanTask file : files) {
@@ -180,6 +190,7 @@ public final class SlicePlanner {
                   "Data file '%s' is %s; Floe reads Parquet data files only",
                   file.file().location(), file.file().format()));
         }
+        floor.add(file);
         List<Long> offsets = file.file().splitOffsets();
         if (offsets == null || offsets.size() <= 1) {
           tasks.add(file);

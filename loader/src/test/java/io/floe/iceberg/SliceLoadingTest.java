@@ -121,6 +121,32 @@ class SliceLoadingTest {
     assertSameRows(sortedById(served), sortedById(expected));
   }
 
+  /**
+   * The memory floor a plan states is below what its slices hold once loaded, for every type the
+   * fixtures hold (lists, maps and structs too), and is none for a filtered dataset.
+   */
+  @Test
+  void aPlansMemoryFloorIsBelowWhatItsSlicesHold() {
+    IcebergTestTables.TestTable table =
+        IcebergTestTables.in(dir)
+            .create("floored", TestRows.ALL_TYPES)
+            .appendFiles(3, 700, TestRows.allTypes(5));
+    DatasetSpec spec = DatasetSpec.of("floored", table.metadataLocation()).withBatchRows(128);
+
+    ScanPlan.MemoryFloor floor = reads.plan(spec).memoryFloor();
+    long held = reads.heldBytes(spec);
+
+    assertThat(floor.rows()).isEqualTo(2_100);
+    assertThat(floor.bytes()).isPositive().isLessThanOrEqualTo(held);
+    DatasetSpec some = spec.withColumns(List.of("id", "int_col"));
+    assertThat(reads.plan(some).memoryFloor().bytes())
+        .isPositive()
+        .isLessThan(floor.bytes())
+        .isLessThanOrEqualTo(reads.heldBytes(some));
+    assertThat(reads.plan(spec.withFilter("int_col > 0")).memoryFloor())
+        .isEqualTo(ScanPlan.MemoryFloor.NONE);
+  }
+
   @Test
   void filtersOnTablesWithListsMapsAndStructsMatchGenericRead() {
     IcebergTestTables.TestTable table =

@@ -53,6 +53,20 @@ public final class SliceReads implements AutoCloseable {
     return planner.plan(source, tables.open(source), spec, 1);
   }
 
+  /** The Arrow memory every slice of the dataset holds once loaded, in all. */
+  public long heldBytes(DatasetSpec spec) {
+    long held = 0;
+    for (SliceSpec sliceSpec : plan(spec).slices()) {
+      LoadedSlice slice = loader.load(sliceSpec);
+      try {
+        held += slice.allocator().getAllocatedMemory();
+      } finally {
+        slice.release();
+      }
+    }
+    return held;
+  }
+
   /** The served rows in global (plan) order; every slice is released before returning. */
   public List<Record> readAll(DatasetSpec spec) {
     ScanPlan plan = plan(spec);
