@@ -4,6 +4,7 @@ drop, ``--json`` output, ``--help`` everywhere, and clear failures with a non-ze
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from typer.testing import CliRunner
@@ -100,14 +101,30 @@ def test_failures_exit_non_zero_with_the_reason(address, args, message):
 
 
 def test_a_load_that_fails_prints_the_nodes_reason(small_node, sample_table):
-    """The node's FAILED status carries ``error`` (kind and message); the CLI shows both."""
-    result = floe(small_node.address, "load", "cli-too-big", str(sample_table))
+    """The node's FAILED status carries ``error`` (kind and message); the CLI shows both. (With a
+    filter: without one, the node refuses the load before it starts, as the next test shows.)"""
+    result = floe(small_node.address, "load", "cli-too-big", str(sample_table), "--filter", "id >= 0")
     assert result.exit_code == 1
     text = "".join(result.output.split())  # rich wraps long lines anywhere
     assert "FAILED(RESOURCE_EXHAUSTED):" in text, result.output
     with FloeClient(small_node.address) as client:
         message = client.status("cli-too-big")["error"]["message"]
     assert "memory limit" in message and "".join(message.split()) in text, result.output
+
+
+def test_a_load_that_cannot_fit_is_refused_with_what_it_needs(small_node, sample_table):
+    """Without a filter the node knows from the table's metadata that the dataset cannot fit in its
+    free memory and refuses the load at once (once it has shared its memory, within seconds)."""
+    deadline = time.monotonic() + 30
+    while True:
+        result = floe(small_node.address, "load", "cli-never-fits", str(sample_table))
+        text = "".join(result.output.split())
+        if "needsatleast" in text or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert result.exit_code == 1
+    assert "RESOURCE_EXHAUSTED" in text and "needsatleast" in text, result.output
+    assert "freeofits1.0MiBmemorylimit" in text, result.output
 
 
 def test_initialize_dataset_reads_the_trainjob_from_the_environment(address, sample_table):
