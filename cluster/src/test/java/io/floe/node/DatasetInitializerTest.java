@@ -83,6 +83,50 @@ class DatasetInitializerTest {
   }
 
   @Test
+  void aLoadThatCannotFitIsRefusedWithWhatItNeeds() throws Exception {
+    ListAppender<ILoggingEvent> log = new ListAppender<>();
+    Logger logger = (Logger) LoggerFactory.getLogger(DatasetInitializer.class);
+    log.start();
+    logger.addAppender(log);
+    try (ClientNode small = ClientNode.start("floe.memory.limit = 1MiB")) {
+      String big =
+          IcebergTestTables.in(dir)
+              .create("huge", TestRows.EVENTS)
+              .appendFiles(4, 25_000, TestRows.events(9))
+              .metadataLocation();
+      // Refused up front once the node has shared its memory (within seconds of its start).
+      org.awaitility.Awaitility.await()
+          .atMost(java.time.Duration.ofSeconds(30))
+          .until(
+              () ->
+                  DatasetInitializer.run(
+                              "--address",
+                              small.location().getUri().toString(),
+                              "--storage-uri",
+                              big,
+                              "--dataset",
+                              "huge",
+                              "--poll",
+                              "PT0.1S")
+                          == 1
+                      && log.list.stream()
+                          .anyMatch(
+                              event ->
+                                  event.getLevel() == Level.ERROR
+                                      && event.getFormattedMessage().contains("needs at least")));
+      assertThat(log.list)
+          .filteredOn(event -> event.getFormattedMessage().contains("needs at least"))
+          .first()
+          .extracting(ILoggingEvent::getFormattedMessage)
+          .asString()
+          .contains("RESOURCE_EXHAUSTED")
+          .contains("free of its 1.0 MiB memory limit");
+    } finally {
+      logger.detachAppender(log);
+    }
+  }
+
+  @Test
   void aLoadThatFailsLogsTheNodesReason() throws Exception {
     ListAppender<ILoggingEvent> log = new ListAppender<>();
     Logger logger = (Logger) LoggerFactory.getLogger(DatasetInitializer.class);
@@ -102,6 +146,10 @@ class DatasetInitializerTest {
               big,
               "--dataset",
               "too-big",
+              // A filter leaves the plan no memory floor, so the load starts and FAILS in a
+              // slice (unfiltered, the node refuses it at once: the next test).
+              "--filter",
+              "id >= 0",
               "--poll",
               "PT0.1S");
       assertThat(code).isEqualTo(1);
