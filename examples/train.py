@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from floe.torch import FloeDataLoader, FloeIterableDataset
+from floe_client.torch import FloeDataLoader, FloeIterableDataset
 
 
 def setting(name: str, default: str) -> str:
@@ -49,7 +49,7 @@ class Features(FloeIterableDataset):
 
 
 def numeric_columns(address: str, dataset: str) -> list:
-    from floe import FloeClient
+    from floe_client import FloeClient
 
     with FloeClient(address) as client:
         schema = client.plan(dataset).schema  # planning a read answers the dataset's schema

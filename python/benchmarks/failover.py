@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from readers import ROOT, FloeNode, ensure_table, free_port  # noqa: E402
 
-from floe import FloeClient, JobSpec  # noqa: E402
+from floe_client import FloeClient, JobSpec  # noqa: E402
 
 DATASET = "failover"
 BATCH_ROWS = 8_192

@@ -392,12 +392,12 @@ class JobEpochRead:
     epoch: int
 
     def _spec(self):
-        from floe import JobSpec
+        from floe_client import JobSpec
 
         return JobSpec(self.job, DATASET, batch_rows=JOB_BATCH_ROWS, seed=JOB_SEED, shuffle=self.shuffle)
 
     def prepare(self) -> None:
-        from floe import FloeClient
+        from floe_client import FloeClient
 
         self._client = FloeClient(self.address)
         self._client.register_job_spec(self._spec())  # idempotent; connects before the signal
@@ -821,7 +821,7 @@ def memory_limit_for(table: BenchTable) -> str:
 
 
 def floe_client(address: str):
-    from floe import FloeClient
+    from floe_client import FloeClient
 
     return FloeClient(address)
 

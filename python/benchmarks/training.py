@@ -18,7 +18,7 @@ Method
    share the machine's cores with the readers.
 3. **The contenders**, each one epoch at a time into the same loop in this process (the training
    loop's process), which receives every item and touches it (the rows of ``id``, the sum of
-   ``d``); every item is ``{column: value}`` from ``floe.tensors.batch_to_tensors`` (numbers as
+   ``d``); every item is ``{column: value}`` from ``floe_client.tensors.batch_to_tensors`` (numbers as
    1-d tensors, strings as Arrow arrays), all 7 columns:
 
    - ``loader-shuffled``: ``FloeIterableDataset(address, dataset, job=..., batch_rows=4096,
@@ -161,7 +161,7 @@ class ParquetShuffleDataset(torch.utils.data.IterableDataset):
     """The loader a competent engineer writes without a cache: pyarrow over the table's Parquet
     files, its pieces (row groups) shuffled per epoch and dealt round-robin to the DataLoader's
     workers, a shuffle buffer of ``buffer_rows`` rows per worker, ``batch_rows``-row items of
-    tensors (``floe.tensors.batch_to_tensors``, as Floe's loader makes them)."""
+    tensors (``floe_client.tensors.batch_to_tensors``, as Floe's loader makes them)."""
 
     def __init__(self, paths: Sequence[str], batch_rows: int = BATCH_ROWS, buffer_rows: int = SHUFFLE_BUFFER_ROWS,
                  seed: int = SEED):
@@ -176,7 +176,7 @@ class ParquetShuffleDataset(torch.utils.data.IterableDataset):
         self.epoch = epoch  # read by workers spawned for the next iteration
 
     def __iter__(self) -> Iterator[Dict[str, Any]]:
-        from floe.tensors import batch_to_tensors
+        from floe_client.tensors import batch_to_tensors
 
         info = torch.utils.data.get_worker_info()
         worker, workers = (0, 1) if info is None else (info.id, info.num_workers)
@@ -217,7 +217,7 @@ class ParquetShuffleDataset(torch.utils.data.IterableDataset):
 
 
 def _one_batch(batches: List[pa.RecordBatch]) -> pa.RecordBatch:
-    from floe.jobs import _concat  # the client's own, imported here as floe is elsewhere
+    from floe_client.jobs import _concat  # the client's own, imported here as floe is elsewhere
 
     return _concat(batches)
 
@@ -244,7 +244,7 @@ class FloeLoader(Contender):
     """The documented loader: FloeIterableDataset + FloeDataLoader, 2 spawned workers."""
 
     def __init__(self, key: str, label: str, address: str, job: str, shuffle: bool, **loader_options):
-        from floe.torch import FloeDataLoader, FloeIterableDataset
+        from floe_client.torch import FloeDataLoader, FloeIterableDataset
 
         self.key, self.label, self.job = key, label, job
         self.data = FloeIterableDataset(address, DATASET, job=job, batch_rows=BATCH_ROWS, seed=SEED, shuffle=shuffle)
@@ -269,14 +269,14 @@ class JobInProcess(Contender):
     key, label, job = "job-in-process", "Floe shuffled job, read_job in the loop's process", SHUFFLED_JOB
 
     def __init__(self, address: str):
-        from floe import FloeClient, JobSpec
+        from floe_client import FloeClient, JobSpec
 
         self.client = FloeClient(address)
         self.spec = JobSpec(SHUFFLED_JOB, DATASET, BATCH_ROWS, seed=SEED, shuffle=True)
         self.client.register_job_spec(self.spec)
 
     def epoch(self, epoch: int):
-        from floe.tensors import batch_to_tensors
+        from floe_client.tensors import batch_to_tensors
 
         for _, batch in self.client.read_job(self.spec, epoch, 1, 0):
             yield batch_to_tensors(batch)
@@ -292,12 +292,12 @@ class PlainInProcess(Contender):
     key, label = "plain-in-process", "Floe plain shard read in the loop's process"
 
     def __init__(self, address: str):
-        from floe import FloeClient
+        from floe_client import FloeClient
 
         self.client = FloeClient(address)
 
     def epoch(self, epoch: int):
-        from floe.tensors import batch_to_tensors
+        from floe_client.tensors import batch_to_tensors
 
         for batch in self.client.read_shard(DATASET):
             for start in range(0, batch.num_rows, BATCH_ROWS):
@@ -319,7 +319,7 @@ class HandOverDataset(torch.utils.data.IterableDataset):
         self.items = items
 
     def __iter__(self) -> Iterator[Dict[str, Any]]:
-        from floe.tensors import batch_to_tensors
+        from floe_client.tensors import batch_to_tensors
 
         info = torch.utils.data.get_worker_info()
         worker, workers = (0, 1) if info is None else (info.id, info.num_workers)
@@ -367,7 +367,7 @@ def _worker_processes() -> Dict[str, Any]:
     ``worker_processes=True`` (where it reads in the loop's process unless told otherwise)."""
     import inspect
 
-    from floe.torch import FloeDataLoader
+    from floe_client.torch import FloeDataLoader
 
     return {"worker_processes": True} if "worker_processes" in inspect.signature(FloeDataLoader).parameters else {}
 
@@ -464,8 +464,8 @@ def job_wire(address: str, job: str, epoch: int) -> Dict[str, Any]:
     """One whole shuffled epoch of ``job`` (rank 0 of 1) read with plain pyarrow.flight, planned
     ``CHUNK_BATCHES`` global batches at a time as the client plans it, every endpoint read in
     turn: what goes over the wire. Chunk 0 is planned again ``PLAN_SAMPLES`` times (warm)."""
-    from floe import FloeClient, JobSpec
-    from floe.jobs import job_descriptor
+    from floe_client import FloeClient, JobSpec
+    from floe_client.jobs import job_descriptor
 
     spec = JobSpec(job, DATASET, BATCH_ROWS, seed=SEED, shuffle=True)
     with FloeClient(address) as client:
@@ -513,7 +513,7 @@ def job_wire(address: str, job: str, epoch: int) -> Dict[str, Any]:
 
 def job_reads(address: str, job: str, epochs: Sequence[int]) -> List[float]:
     """rows/s of whole shuffled epochs through FloeClient.read_job (no tensors), one per epoch."""
-    from floe import FloeClient, JobSpec
+    from floe_client import FloeClient, JobSpec
 
     spec = JobSpec(job, DATASET, BATCH_ROWS, seed=SEED, shuffle=True)
     found = []

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from floe import FloeClient, FloeError
-from floe.errors import Unauthenticated
+from floe_client import FloeClient, FloeError
+from floe_client.errors import Unauthenticated
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = 200_000

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from floe import errors as E
-from floe.jobs import Lease, acknowledge
+from floe_client import errors as E
+from floe_client.jobs import Lease, acknowledge
 
 LEASE = Lease(job="j", epoch=0, batch=3, id="0:3:1", worker="w", rows=10)
 
@@ -26,7 +26,7 @@ class FakeClient:
 
 
 def test_retryable_failures_are_tried_again(monkeypatch):
-    monkeypatch.setattr("floe.jobs.backoff", lambda attempt: 0.01)
+    monkeypatch.setattr("floe_client.jobs.backoff", lambda attempt: 0.01)
     client = FakeClient(
         [
             E.TimedOut("The cluster did not answer in time", floe_code="CLUSTER_TIMEOUT"),
@@ -43,7 +43,7 @@ def test_an_unknown_lease_is_reported_not_raised():
 
 
 def test_other_failures_reach_the_caller(monkeypatch):
-    monkeypatch.setattr("floe.jobs.backoff", lambda attempt: 0.01)
+    monkeypatch.setattr("floe_client.jobs.backoff", lambda attempt: 0.01)
     client = FakeClient([E.InvalidRequest("Invalid job id", floe_code="INVALID_REQUEST")])
     with pytest.raises(E.InvalidRequest):
         acknowledge(client, LEASE)
@@ -51,7 +51,7 @@ def test_other_failures_reach_the_caller(monkeypatch):
 
 
 def test_patience_bounds_the_retries(monkeypatch):
-    monkeypatch.setattr("floe.jobs.backoff", lambda attempt: 0.5)
+    monkeypatch.setattr("floe_client.jobs.backoff", lambda attempt: 0.5)
     client = FakeClient([E.Unavailable("down")] * 100)
     client.patience = 1.0
     with pytest.raises(E.Unavailable):

@@ -9,8 +9,8 @@ import pyarrow.flight as fl
 import pytest
 
 from conftest import Node
-from floe import FloeClient, JobSpec
-from floe.errors import Unauthenticated, Unauthorized
+from floe_client import FloeClient, JobSpec
+from floe_client.errors import Unauthenticated, Unauthorized
 
 OPERATOR = "py-operator-token-0123456789"
 READER = "py-reader-token-0123456789"

@@ -9,8 +9,8 @@ import time
 import pytest
 from typer.testing import CliRunner
 
-from floe import FloeClient, __version__
-from floe.cli import app
+from floe_client import FloeClient, __version__
+from floe_client.cli import app
 from conftest import ROWS
 
 runner = CliRunner()
@@ -227,7 +227,7 @@ def test_initialize_dataset_refuses_bad_kubeflow_settings_by_name_with_exit_2(sa
     ("/data/events", "/data/events"),
 ])
 def test_storage_uris(uri, table):
-    from floe.cli import table_of_storage_uri
+    from floe_client.cli import table_of_storage_uri
 
     assert table_of_storage_uri(uri) == table
 
@@ -241,6 +241,6 @@ def test_storage_uris(uri, table):
     ("floe://lake.db.events", None, "other", ("lake.db.events", None)),
 ])
 def test_kubeflow_cache_uris(uri, metadata, catalog, source):
-    from floe.cli import source_of_storage_uri
+    from floe_client.cli import source_of_storage_uri
 
     assert source_of_storage_uri(uri, metadata, catalog) == source

@@ -1,4 +1,4 @@
-"""FloeClient and floe.read against a real node and a real Iceberg table."""
+"""FloeClient and floe_client.read against a real node and a real Iceberg table."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-import floe
-from floe import (
+import floe_client
+from floe_client import (
     AlreadyExists,
     DatasetNotFound,
     FloeClient,
@@ -52,7 +52,7 @@ def test_plan_answers_schema_and_ordered_endpoints(client, sample):
     assert info.schema.field("id").type == pa.int64()
     assert info.schema.field("event_time").type == pa.timestamp("us", tz="UTC")
     assert info.total_records == ROWS * 2 // 3 - ROWS // 3
-    parts = [floe.Part.of(e.ticket) for e in info.endpoints]
+    parts = [floe_client.Part.of(e.ticket) for e in info.endpoints]
     assert parts and all(p.dataset == sample and p.rows > 0 for p in parts)
     assert sum(p.rows for p in parts) == info.total_records
     assert all(e.locations for e in info.endpoints)
@@ -112,12 +112,12 @@ def test_columns_are_served_in_the_order_given(client, sample_table):
 
 def test_plain_read_iterator(address, sample):
     rows, ids = 0, set()
-    for batch in floe.read(address, sample, 1, 2):
+    for batch in floe_client.read(address, sample, 1, 2):
         assert isinstance(batch, pa.RecordBatch)
         rows += batch.num_rows
         ids.update(batch.column(0).to_pylist())
     assert rows == len(ids) == ROWS - ROWS // 2
-    other = set(ids_of(floe.read(address, sample, 0, 2)))
+    other = set(ids_of(floe_client.read(address, sample, 0, 2)))
     assert not ids & other
     assert ids | other == set(range(ROWS))
 
@@ -157,7 +157,7 @@ def test_unknown_dataset_is_dataset_not_found(client):
     with pytest.raises(DatasetNotFound):
         list(client.read_shard("nope", 0, 2))
     with pytest.raises(DatasetNotFound):
-        list(floe.read(client.address, "nope"))
+        list(floe_client.read(client.address, "nope"))
 
 
 def test_unknown_column_is_invalid_request(client, sample_table):
@@ -196,7 +196,7 @@ def test_malformed_bodies_are_invalid_requests(client):
     ]:
         with pytest.raises(pa.ArrowException) as raised:
             list(flight.do_action(fl.Action(action, body)))
-        error = floe.errors.translate(raised.value)
+        error = floe_client.errors.translate(raised.value)
         assert isinstance(error, InvalidRequest), (action, body, error)
         assert message in error.description
 
@@ -241,11 +241,11 @@ def test_unreachable_node_is_unavailable():
     from conftest import free_port
 
     with FloeClient(f"127.0.0.1:{free_port()}", timeout=10, patience=1.0) as c:
-        with pytest.raises(floe.Unavailable) as raised:
+        with pytest.raises(floe_client.Unavailable) as raised:
             c.list()
         assert isinstance(raised.value, ConnectionError)
         start = time.monotonic()
-        with pytest.raises(floe.Unavailable):
+        with pytest.raises(floe_client.Unavailable):
             list(c.read_shard("x"))
         assert time.monotonic() - start < 15
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from floe import FloeClient, JobSpec
+from floe_client import FloeClient, JobSpec
 from conftest import ROWS, Node, free_port
 
 SETTINGS = {
@@ -83,7 +83,7 @@ def read_while_leaving(entry, leaving, name):
 def test_a_node_leaving_mid_read_loses_no_row_and_repeats_none(two_nodes, sample_table, caplog):
     """The node that leaves holds slices and is the reader's entry node; the survivor holds the
     dataset's entity. The reader plans again through the survivor, which it saw in the plan."""
-    caplog.set_level(logging.INFO, logger="floe")
+    caplog.set_level(logging.INFO, logger="floe_client")
     holders = load_spread(two_nodes[0].address, sample_table, "spread")
     assert all(holders[n.address] > 0 for n in two_nodes), holders
     survivor = entity_holder(two_nodes, "spread")
@@ -122,7 +122,7 @@ def test_a_job_read_goes_on_while_a_node_leaves(two_nodes, sample_table, caplog)
     entity is on the leaving node (it starts again on the survivor from the job's replicated
     record), and so are some slices (their streams may fail and their chunks be planned again).
     Every batch comes once, in order, and the epoch holds every row once."""
-    caplog.set_level(logging.INFO, logger="floe")
+    caplog.set_level(logging.INFO, logger="floe_client")
     load_spread(two_nodes[0].address, sample_table, "job-spread")
     survivor = entity_holder(two_nodes, "job-spread")
     leaving = two_nodes[1] if survivor is two_nodes[0] else two_nodes[0]

@@ -1,4 +1,4 @@
-"""floe.errors.translate on the exceptions pyarrow raises for each status (messages as pyarrow
+"""floe_client.errors.translate on the exceptions pyarrow raises for each status (messages as pyarrow
 words them for Floe's Java server; the live tests check the real ones)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from floe import errors as E
+from floe_client import errors as E
 
 
 @pytest.mark.parametrize(

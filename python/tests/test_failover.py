@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from floe import FloeClient, JobSpec  # noqa: E402
+from floe_client import FloeClient, JobSpec  # noqa: E402
 from conftest import ROWS, Node, free_port  # noqa: E402
 from ranks import finish_ranks, start_ranks  # noqa: E402
 

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from floe import FloeClient
+from floe_client import FloeClient
 from conftest import ROWS, Node
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))

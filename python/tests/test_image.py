@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from floe import FloeClient, FloeError
+from floe_client import FloeClient, FloeError
 from conftest import JAVA_FLAGS, ROOT, ROWS, _java, free_port
 
 APP = "/opt/floe"

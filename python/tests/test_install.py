@@ -22,7 +22,7 @@ VENVS = [Path(p) for p in os.environ.get("FLOE_INSTALL_VENVS", "").split(os.path
 # Runs in the venv under test: answers what it has and what a job read gave.
 READ_A_JOB = r"""
 import importlib.util, json, sys
-from floe import FloeClient, JobSpec
+from floe_client import FloeClient, JobSpec
 import pyarrow
 
 address, dataset = sys.argv[1:3]
@@ -38,7 +38,7 @@ if importlib.util.find_spec("numpy"):
     out["arrow_sum"] = sum(batch.column("id").to_pylist())
 if importlib.util.find_spec("torch"):
     import torch
-    from floe.torch import FloeIterableDataset
+    from floe_client.torch import FloeIterableDataset
     out["torch"] = torch.__version__
     item = next(iter(FloeIterableDataset(address, dataset, "install-check", 480, seed=3, columns=["id", "score"],
                                          rank=0, world_size=1)))
@@ -81,7 +81,7 @@ def test_the_installed_command_answers_the_node(venv, address, job_data):
 def test_the_command_needs_neither_torch_nor_numpy(venv, address, job_data):
     blocked = _blocks_numpy(venv)
     # A module set to None in sys.modules raises ImportError when anything imports it.
-    start = f"import sys; sys.modules.update(dict.fromkeys({blocked})); from floe.cli import run; run()"
+    start = f"import sys; sys.modules.update(dict.fromkeys({blocked})); from floe_client.cli import run; run()"
     listed = json.loads(run([str(venv / "bin" / "python"), "-c", start, "--address", address, "--json", "list"]))
     assert job_data in [d["name"] for d in listed]
 
@@ -94,4 +94,4 @@ def test_the_client_reads_a_job_beside_the_numpy_and_torch_it_finds(venv, addres
     if out["numpy"] is not None:
         assert out["numpy_sum"] == out["arrow_sum"]
     if out["torch"] is not None:
-        assert out["tensor_ids"] == out["batch_ids"]  # the same global batch through floe.torch
+        assert out["tensor_ids"] == out["batch_ids"]  # the same global batch through floe_client.torch

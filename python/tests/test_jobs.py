@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from floe import (
+from floe_client import (
     AlreadyExists,
     DatasetNotFound,
     FailedPrecondition,
@@ -24,8 +24,8 @@ from floe import (
     NotFound,
     Unavailable,
 )
-from floe.errors import translate
-from floe.jobs import job_descriptor
+from floe_client.errors import translate
+from floe_client.jobs import job_descriptor
 from conftest import JOB_ROWS
 
 # Blocks smaller than a slice, shuffled in small windows: a global batch gathers rows of several

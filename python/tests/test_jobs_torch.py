@@ -13,8 +13,8 @@ torch = pytest.importorskip("torch")
 
 from torch.utils.data import DataLoader  # noqa: E402
 
-from floe import AlreadyExists, DatasetNotFound, FloeClient, JobSpec  # noqa: E402
-from floe.torch import FloeDataLoader, FloeIterableDataset, arrow_to_tensor  # noqa: E402
+from floe_client import AlreadyExists, DatasetNotFound, FloeClient, JobSpec  # noqa: E402
+from floe_client.torch import FloeDataLoader, FloeIterableDataset, arrow_to_tensor  # noqa: E402
 from conftest import JOB_ROWS  # noqa: E402
 from ranks import run_ranks  # noqa: E402
 
@@ -271,7 +271,7 @@ def test_a_dataset_is_built_and_pickled_without_the_cluster(monkeypatch):
     can build the dataset where no node is reachable, and the first read names the failure."""
     import pickle
 
-    from floe import Unavailable
+    from floe_client import Unavailable
 
     monkeypatch.delenv("RANK", raising=False)
     monkeypatch.delenv("WORLD_SIZE", raising=False)
@@ -329,7 +329,7 @@ def test_default_to_tensors_keeps_numeric_columns(address, job_data, monkeypatch
     monkeypatch.delenv("WORLD_SIZE", raising=False)
     data = FloeIterableDataset(address, job_data, "tensors", 1000)
     first = next(iter(data))
-    # Strings have no tensor form: they stay Arrow (floe.tensors; column_transforms maps them).
+    # Strings have no tensor form: they stay Arrow (floe_client.tensors; column_transforms maps them).
     assert isinstance(first.pop("lang"), pa.StringArray) and isinstance(first.pop("text"), pa.StringArray)
     assert set(first) == {"id", "user_id", "rating", "score", "event_time"}
     assert first["id"].dtype == torch.int64

@@ -23,7 +23,7 @@ import pytest
 yaml = pytest.importorskip("yaml")
 jsonschema = pytest.importorskip("jsonschema")
 
-from floe.cli import table_of_storage_uri  # noqa: E402
+from floe_client.cli import table_of_storage_uri  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TRAINER = "github.com/kubeflow/trainer/v2@v2.0.0"
@@ -356,7 +356,7 @@ def test_the_runtime_runs_the_sdks_cache_trainjob_against_a_default_chart_instal
 
         # The Python CLI's step, from the same environment, for a second TrainJob.
         from typer.testing import CliRunner
-        from floe.cli import app
+        from floe_client.cli import app
         python_step = CliRunner().invoke(app, ["initialize-dataset"], env={**environment, "TRAIN_JOB_NAME": "fine-tune-py"})
         assert python_step.exit_code == 0, python_step.output
         assert client.action("status", {"name": "fine-tune-py"})["state"] == "READY"
@@ -364,8 +364,8 @@ def test_the_runtime_runs_the_sdks_cache_trainjob_against_a_default_chart_instal
         # The trainers: their token reads, and is refused a load.
         trainer = container(jobs["trainer"], "node")
         trainer_environment = container_environment(jobs["trainer"], trainer, secrets, tmp_path / "trainer", node.port)
-        from floe import FloeClient
-        from floe.errors import Unauthorized
+        from floe_client import FloeClient
+        from floe_client.errors import Unauthorized
         for name in ("FLOE_TOKEN", "FLOE_TLS_CA_FILE"):  # what the client reads by default
             monkeypatch.setenv(name, trainer_environment[name])
         with FloeClient(trainer_environment["FLOE_ADDRESS"]) as reader:

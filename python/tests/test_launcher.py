@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from floe import FloeClient, FloeError
+from floe_client import FloeClient, FloeError
 from conftest import NODE_START_TIMEOUT, ROOT, _die_with_parent, free_port
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-from floe import FloeClient
+from floe_client import FloeClient
 from conftest import Node
 
 

@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from floe import FloeClient
+from floe_client import FloeClient
 from conftest import ROWS, Node, free_port
 
 

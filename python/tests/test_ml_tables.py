@@ -25,8 +25,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from floe import FloeClient, JobSpec
-from floe.errors import InvalidRequest
+from floe_client import FloeClient, JobSpec
+from floe_client.errors import InvalidRequest
 from compare import same_rows
 from conftest import Node
 

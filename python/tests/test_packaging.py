@@ -48,8 +48,15 @@ def test_metadata_names_the_distribution_its_license_and_pythons(wheel):
 
 def test_wheel_carries_the_license_type_marker_and_command(wheel):
     names = wheel.namelist()
-    assert "floe/py.typed" in names
+    assert "floe_client/py.typed" in names
     license_text = dist_info(wheel, "licenses/LICENSE")
     assert "Apache License" in license_text and "Version 2.0" in license_text
-    assert "floe = floe.cli:run" in dist_info(wheel, "entry_points.txt")
+    assert "floe = floe_client.cli:run" in dist_info(wheel, "entry_points.txt")
     assert not [n for n in names if n.startswith("tests/") or "/tests/" in n]
+
+
+def test_wheel_installs_one_package_of_its_own_name(wheel):
+    # PyPI's `floe` and `floe-python` both install a top-level `floe/`: a wheel that did too would
+    # overwrite or be overwritten by either (issue 24). .ci/python-install installs all three.
+    tops = {n.split("/")[0] for n in wheel.namelist() if ".dist-info/" not in n}
+    assert tops == {"floe_client"}

@@ -11,8 +11,8 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-import floe
-from floe import FloeClient, JobSpec
+import floe_client
+from floe_client import FloeClient, JobSpec
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "docs" / "protocol.schema.json"
 
@@ -110,7 +110,7 @@ def test_the_clients_messages_follow_the_schema(address, sample_table, schema):
 
 def test_a_failed_datasets_status_follows_the_schema(small_node, sample_table, schema):
     with RecordingClient(small_node.address, timeout=120.0) as client:
-        with pytest.raises(floe.ResourceExhausted):
+        with pytest.raises(floe_client.ResourceExhausted):
             client.load("schema-too-big", str(sample_table))
         client.status("schema-too-big")
         answers = [json.loads(body) for kind, action, body in client.sent if kind == "reply"]

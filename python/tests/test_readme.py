@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from floe import FloeClient  # noqa: E402
+from floe_client import FloeClient  # noqa: E402
 from conftest import ROWS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,13 +72,13 @@ def reviews(address, sample_table) -> str:
 
 
 def test_the_readme_training_snippet_runs_as_a_script(address, clicks, tmp_path):
-    code = snippet(ROOT / "README.md", "## Using it", "from floe.torch import")
+    code = snippet(ROOT / "README.md", "## Using it", "from floe_client.torch import")
     out = run_script(code, tmp_path, address)
     assert out.splitlines() == [f"epoch {e}: {CLICKS_ROWS} rows" for e in range(10)]
 
 
 def test_the_python_readme_training_snippet_runs_and_resumes_from_its_checkpoint(address, reviews, tmp_path):
-    code = snippet(ROOT / "python" / "README.md", "## PyTorch", "from floe.torch import")
+    code = snippet(ROOT / "python" / "README.md", "## PyTorch", "from floe_client.torch import")
     batches = ROWS // 1024
     first = run_script(code, tmp_path, address)
     assert first.splitlines() == [f"epoch {e}: {batches * 1024} rows" for e in range(3)]

@@ -1,4 +1,4 @@
-"""The Python client's typed replies (floe.replies) read what a real node answers: every field it
+"""The Python client's typed replies (floe_client.replies) read what a real node answers: every field it
 sends is read, under the name and type the node uses."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import dataclasses
 
 import pytest
 
-from floe import DatasetStatus, FloeClient, JobStatus, ResourceExhausted
-from floe.replies import ClusterView, Error, Source
+from floe_client import DatasetStatus, FloeClient, JobStatus, ResourceExhausted
+from floe_client.replies import ClusterView, Error, Source
 
 
 def _names(cls) -> set:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import collections
 import time
 
-from floe import FloeClient, JobSpec
+from floe_client import FloeClient, JobSpec
 from conftest import ROWS, Node, free_port
 
 BATCH_ROWS = 5_000

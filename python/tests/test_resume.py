@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from floe import FloeClient, InvalidRequest, Unavailable
+from floe_client import FloeClient, InvalidRequest, Unavailable
 from test_client import ids_of
 
 # Failures as pyarrow raises them: the transport's own without a code, a node's with its code in

@@ -9,7 +9,7 @@ import collections
 import os
 import threading
 
-from floe import FloeClient, JobSpec
+from floe_client import FloeClient, JobSpec
 from conftest import JOB_ROWS
 
 ROUNDS = int(os.environ.get("FLOE_SOAK_ROUNDS", "8"))

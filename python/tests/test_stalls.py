@@ -9,8 +9,8 @@ import time
 import pyarrow.flight as fl
 import pytest
 
-from floe import FloeClient
-from floe.errors import code_from_details
+from floe_client import FloeClient
+from floe_client.errors import code_from_details
 from conftest import ROWS, Node
 
 STALL_TIMEOUT_S = 3

@@ -13,8 +13,8 @@ import pytest
 torch = pytest.importorskip("torch")
 stateful = pytest.importorskip("torchdata.stateful_dataloader")
 
-from floe import FloeClient, JobSpec  # noqa: E402
-from floe.torch import FloeIterableDataset  # noqa: E402
+from floe_client import FloeClient, JobSpec  # noqa: E402
+from floe_client.torch import FloeIterableDataset  # noqa: E402
 from conftest import JOB_ROWS  # noqa: E402
 
 BATCH_ROWS = 480  # divides among 2 and 3 ranks
@@ -107,7 +107,7 @@ def test_a_workers_state_belongs_to_that_worker(address, job_data):
 def test_a_trainer_sets_the_epoch_on_the_loader_and_resumes_from_its_state(address, job_data):
     """As Hugging Face's Trainer drives a loader it is given: set_epoch on the loader each epoch;
     a restart loads the saved loader state, then sets the epoch it counted as unfinished."""
-    from floe.torch import FloeDataLoader
+    from floe_client.torch import FloeDataLoader
 
     job = "trainer-wiring"
     data = FloeIterableDataset(address, job_data, job, BATCH_ROWS, rank=0, world_size=1, **SETTINGS)

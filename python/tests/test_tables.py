@@ -24,8 +24,8 @@ import uuid
 import pyarrow as pa
 import pytest
 
-from floe import FloeClient, JobSpec
-from floe.errors import FloeError, InvalidRequest, NotFound
+from floe_client import FloeClient, JobSpec
+from floe_client.errors import FloeError, InvalidRequest, NotFound
 from compare import same_rows
 from conftest import Node, _java
 from servers import ACCESS_KEY, REGION, SECRET_KEY, MotoServer, RestCatalogServer
@@ -363,7 +363,7 @@ def test_list_shows_where_each_dataset_came_from_and_status_its_snapshot(node, c
         assert client.status("from_catalog")["snapshot_id"] == table.current_snapshot().snapshot_id
         # `floe list`, run as a person runs it, shows both sources in its table.
         shown = subprocess.run(
-            [sys.executable, "-m", "floe.cli", "--address", node.address, "list"],
+            [sys.executable, "-m", "floe_client.cli", "--address", node.address, "list"],
             capture_output=True, text=True, timeout=120, env={**os.environ, "COLUMNS": "400"},
         )
         assert shown.returncode == 0, shown.stderr

@@ -1,4 +1,4 @@
-"""floe.tensors: Arrow columns in the shapes models take, checked on arrays built here (values,
+"""floe_client.tensors: Arrow columns in the shapes models take, checked on arrays built here (values,
 dtypes, and zero-copy by the tensor's address in Arrow's buffer), through FloeIterableDataset's
 default to_tensors and DataLoader; and one embedding table written by PyIceberg, loaded with a
 filter into a real node and read back as a shuffled job, against PyIceberg's scan."""
@@ -18,8 +18,8 @@ import pyarrow as pa  # noqa: E402
 from torch.utils.data import DataLoader, IterableDataset  # noqa: E402
 from torch.utils.data._utils.pin_memory import pin_memory  # noqa: E402
 
-import floe.torch  # noqa: E402
-from floe.tensors import (  # noqa: E402
+import floe_client.torch  # noqa: E402
+from floe_client.tensors import (  # noqa: E402
     Jagged,
     Padded,
     arrow,
@@ -31,7 +31,7 @@ from floe.tensors import (  # noqa: E402
     padded,
     to_tensor,
 )
-from floe.torch import FloeDataLoader, FloeIterableDataset, arrow_to_tensor  # noqa: E402
+from floe_client.torch import FloeDataLoader, FloeIterableDataset, arrow_to_tensor  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -142,7 +142,7 @@ def test_temporal_and_unsigned_elements_become_integers():
 
 def test_fixed_refuses_ragged_lists_naming_the_column():
     column = pa.array([[1.0, 2.0], [3.0]], pa.list_(pa.float32()))
-    with pytest.raises(ValueError, match=r"not of one length \(from 1 to 2\); use floe.tensors.jagged"):
+    with pytest.raises(ValueError, match=r"not of one length \(from 1 to 2\); use floe_client.tensors.jagged"):
         fixed(column)
     batch = pa.RecordBatch.from_pydict({"emb": column})
     with pytest.raises(ValueError, match=r"column 'emb' \(list<item: float>\): the rows' lists are not of one length"):
@@ -301,7 +301,7 @@ def offline_dataset(monkeypatch, **kwargs) -> FloeIterableDataset:
     def no_client(*args, **kwargs):
         raise AssertionError("the dataset contacted the cluster")
 
-    monkeypatch.setattr(floe.torch, "FloeClient", no_client)
+    monkeypatch.setattr(floe_client.torch, "FloeClient", no_client)
     return FloeIterableDataset("grpc+tcp://127.0.0.1:9", "embeddings", "job", 6, rank=0, world_size=1, **kwargs)
 
 
@@ -358,7 +358,7 @@ def test_items_with_arrow_and_jagged_values_pass_dataloader_and_pinning(monkeypa
     # This machine may have no CUDA (DataLoader then skips pinning): pin as DataLoader and
     # FloeDataLoader's LeasedBatch would, with a pin_memory that only marks the tensor.
     monkeypatch.setattr(torch.Tensor, "pin_memory", lambda self, device=None: self.clone().fill_(0) if self.is_floating_point() else self.clone())
-    for pin in (pin_memory, floe.torch._pinned):
+    for pin in (pin_memory, floe_client.torch._pinned):
         pinned = pin(items[0])
         assert bool((pinned["emb"] == 0).all())
         assert isinstance(pinned["tokens"], Jagged) and pinned["tokens"].offsets.tolist() == items[0]["tokens"].offsets.tolist()

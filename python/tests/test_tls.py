@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from floe import FloeClient, FloeError
+from floe_client import FloeClient, FloeError
 from conftest import ROWS, Node, free_port
 from certificates import Authority
 

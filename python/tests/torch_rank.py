@@ -22,8 +22,8 @@ import time
 import pyarrow as pa
 import torch
 
-from floe import FloeClient
-from floe.torch import FloeDataLoader, FloeIterableDataset
+from floe_client import FloeClient
+from floe_client.torch import FloeDataLoader, FloeIterableDataset
 
 
 class Rows(FloeIterableDataset):

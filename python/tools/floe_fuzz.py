@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, List, Optional
 import pyarrow as pa
 import pyarrow.flight as fl
 
-from floe.errors import code_from_details
+from floe_client.errors import code_from_details
 
 ACTIONS = ("load", "status", "drop", "refresh", "list", "cluster", "register_job", "job_status",
            "drop_job", "lease", "ack")
@@ -203,7 +203,7 @@ def run(address: str, requests: int, seed: int, valid: Dict[str, Any],
 def prepare(address: str, table: str) -> Dict[str, Any]:
     """Loads dataset ``fuzzed`` from ``table``, registers a job on it and plans it: the real
     names and tickets the fuzzer mutates."""
-    from floe import FloeClient, JobSpec
+    from floe_client import FloeClient, JobSpec
 
     with FloeClient(address, timeout=300) as client:
         status = client.load("fuzzed", table, columns=["id"], batch_rows=1000)

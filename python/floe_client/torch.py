@@ -1,6 +1,6 @@
 """PyTorch over a Floe training job: :class:`FloeIterableDataset` and :class:`FloeDataLoader`.
 
-Import it as ``from floe.torch import FloeIterableDataset, FloeDataLoader``; the rest of ``floe``
+Import it as ``from floe_client.torch import FloeIterableDataset, FloeDataLoader``; the rest of ``floe_client``
 does not need torch. Each item is one batch: this rank's ``batch_rows / world_size`` rows of a
 global batch (deterministic mode) or one leased global batch (dynamic mode), turned into tensors
 by :meth:`FloeIterableDataset.to_tensors`.
@@ -45,7 +45,7 @@ from .tensors import Transform, _checked_transforms, arrow_to_tensor, batch_to_t
 
 __all__ = ["FloeIterableDataset", "FloeDataLoader", "LeasedBatch", "arrow_to_tensor", "STATE_VERSION"]
 
-LOG = logging.getLogger("floe.torch")
+LOG = logging.getLogger("floe_client.torch")
 
 STATE_VERSION = 1
 
@@ -59,7 +59,7 @@ def _rank_and_world() -> Tuple[int, int]:
 
 class LeasedBatch:
     """A dynamic-mode item on its way from the dataset to :class:`FloeDataLoader`: ``data`` (what
-    :meth:`FloeIterableDataset.to_tensors` made of the batch) and the :class:`~floe.Lease` to
+    :meth:`FloeIterableDataset.to_tensors` made of the batch) and the :class:`~floe_client.Lease` to
     acknowledge once the training loop is done with it. The loader hands the loop ``data`` alone;
     without the loader, acknowledge with :meth:`FloeIterableDataset.ack`."""
 
@@ -117,8 +117,8 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
     ``layout`` or a state), not in the constructor, so a dataset can be built where the cluster
     is not reachable (a notebook, a unit test, a pickled config); :meth:`register` does it at
     once. Registering is idempotent: every rank may do it; other settings for the same id raise
-    :class:`~floe.AlreadyExists`. The settings after ``batch_rows`` are the job's
-    (:meth:`floe.FloeClient.register_job`); ``None`` leaves them to the server.
+    :class:`~floe_client.AlreadyExists`. The settings after ``batch_rows`` are the job's
+    (:meth:`floe_client.FloeClient.register_job`); ``None`` leaves them to the server.
 
     The rank and world size come from ``torch.distributed`` when it is initialized, else from the
     environment variables ``RANK`` and ``WORLD_SIZE`` (default 0 and 1), unless given as
@@ -131,13 +131,13 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
     deterministic mode; in dynamic mode it works only without workers (the dataset then
     acknowledges a batch when the next is asked for).
 
-    :param client_options: passed to :class:`floe.FloeClient` (``patience``, ``timeout``, ...).
-    :param read_options: passed to :meth:`floe.FloeClient.read_job` (``chunk_batches``,
+    :param client_options: passed to :class:`floe_client.FloeClient` (``patience``, ``timeout``, ...).
+    :param read_options: passed to :meth:`floe_client.FloeClient.read_job` (``chunk_batches``,
         ``streams``).
     :param column_transforms: ``{column: function}`` for :meth:`to_tensors`: each function takes
         the column's ``pyarrow.Array`` and answers the item's value for it (None leaves the column
-        out); the others go through :func:`floe.tensors.to_tensor`. The functions of
-        :mod:`floe.tensors` (``fixed``, ``jagged``, ``padded``, ``decode(fn)``, ``arrow``) cover
+        out); the others go through :func:`floe_client.tensors.to_tensor`. The functions of
+        :mod:`floe_client.tensors` (``fixed``, ``jagged``, ``padded``, ``decode(fn)``, ``arrow``) cover
         the common shapes. Spawned workers get a pickled dataset: no lambdas.
     """
 
@@ -219,10 +219,10 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
 
     def to_tensors(self, batch: pa.RecordBatch) -> Any:
         """Turns one record batch into one item. The default:
-        :func:`floe.tensors.batch_to_tensors` with this dataset's ``column_transforms``, a
+        :func:`floe_client.tensors.batch_to_tensors` with this dataset's ``column_transforms``, a
         ``{column: value}`` dict where numeric, boolean and temporal columns are 1-d tensors
         (zero-copy where Arrow allows), lists of numbers of one length ``L`` are ``(rows, L)``
-        tensors, ragged ones :class:`floe.tensors.Jagged`, and strings, binary, decimals, structs
+        tensors, ragged ones :class:`floe_client.tensors.Jagged`, and strings, binary, decimals, structs
         and maps stay ``pyarrow.Array`` (DataLoader passes them through as they are). Override it
         to tokenize text, build labels, stack features, and so on."""
         return batch_to_tensors(batch, self.column_transforms)
@@ -235,8 +235,8 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
 
     def register(self) -> Dict[str, Any]:
         """Registers the job now (otherwise it happens on first need) and answers its status;
-        raises what the server refuses (:class:`~floe.DatasetNotFound`,
-        :class:`~floe.AlreadyExists`, ...). Idempotent."""
+        raises what the server refuses (:class:`~floe_client.DatasetNotFound`,
+        :class:`~floe_client.AlreadyExists`, ...). Idempotent."""
         with FloeClient(self.address, **self.client_options) as client:
             status = client.register_job_spec(self.spec)
         self._registered = True
@@ -526,7 +526,7 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
 
     _READ_AHEAD = (
         "This dataset was read ahead of the training loop (by FloeDataLoader or by DataLoader "
-        "workers): take the state from floe.torch.FloeDataLoader(...).state_dict(), or pass "
+        "workers): take the state from floe_client.torch.FloeDataLoader(...).state_dict(), or pass "
         "batches_consumed (the batches the loop consumed this epoch)"
     )
 
@@ -560,7 +560,7 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
             # A worker cannot tell when the loop is done with a batch; the main process can.
             raise RuntimeError(
                 "A dynamic-mode FloeIterableDataset read by DataLoader workers needs "
-                "floe.torch.FloeDataLoader, which acknowledges each batch once the loop is done with it"
+                "floe_client.torch.FloeDataLoader, which acknowledges each batch once the loop is done with it"
             )
         name = default_worker_name(f"rank-{rank}/worker-{worker}")
         self._ensure_registered()

@@ -1,9 +1,9 @@
 """Floe's Python client: load Iceberg tables into a Floe cluster and read them over Arrow Flight.
 
-``floe.FloeClient`` (datasets, and training jobs: ``register_job``, ``read_job``,
-``read_dynamic``), ``floe.JobSpec`` and ``floe.read`` need only pyarrow;
-``floe.torch.FloeIterableDataset`` and ``floe.torch.FloeDataLoader`` (imported on their own,
-``from floe.torch import ...``) and ``floe.tensors`` (Arrow columns as tensors) need torch.
+``floe_client.FloeClient`` (datasets, and training jobs: ``register_job``, ``read_job``,
+``read_dynamic``), ``floe_client.JobSpec`` and ``floe_client.read`` need only pyarrow;
+``floe_client.torch.FloeIterableDataset`` and ``floe_client.torch.FloeDataLoader`` (imported on their own,
+``from floe_client.torch import ...``) and ``floe_client.tensors`` (Arrow columns as tensors) need torch.
 """
 
 from .client import FloeClient, Part, read

@@ -9,7 +9,7 @@ and acknowledge them once trained on.
 
 :class:`JobSpec` is the registration; :func:`read_epoch` assembles a rank's batches from the
 endpoint streams of a job plan; :func:`read_dynamic` is the lease/read/ack loop. Both are used
-through :meth:`floe.FloeClient.read_job` and :meth:`floe.FloeClient.read_dynamic`.
+through :meth:`floe_client.FloeClient.read_job` and :meth:`floe_client.FloeClient.read_dynamic`.
 
 Memory: :func:`read_epoch` holds at most two chunks of batches (the one being consumed and the
 next, fetched meanwhile); a chunk is ``chunk_batches`` batch indices, fewer when the rank's
@@ -40,7 +40,7 @@ from .errors import FloeError, JobNotFound, NotFound, is_retryable, translate
 
 __all__ = ["JobSpec", "Lease", "MODES", "TAILS", "job_descriptor", "default_worker_name"]
 
-LOG = logging.getLogger("floe.jobs")
+LOG = logging.getLogger("floe_client.jobs")
 
 MODES = ("deterministic", "dynamic")
 TAILS = ("drop", "pad")

@@ -1,6 +1,6 @@
 """Arrow columns as torch tensors, in the shapes models take.
 
-:func:`to_tensor` is what :meth:`floe.torch.FloeIterableDataset.to_tensors` does to each column
+:func:`to_tensor` is what :meth:`floe_client.torch.FloeIterableDataset.to_tensors` does to each column
 unless ``column_transforms`` names another function for it:
 
 * numeric, boolean and temporal columns: a 1-d tensor (:func:`arrow_to_tensor`);
@@ -224,7 +224,7 @@ def fixed(column: Column) -> torch.Tensor:
         lengths = parts.lengths if parts.valid is None else parts.lengths[parts.valid]
         raise ValueError(
             f"the rows' lists are not of one length (from {int(lengths.min())} to "
-            f"{int(lengths.max())}); use floe.tensors.jagged or floe.tensors.padded"
+            f"{int(lengths.max())}); use floe_client.tensors.jagged or floe_client.tensors.padded"
         )
     return _matrix(parts)
 

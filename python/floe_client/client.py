@@ -38,7 +38,7 @@ from .jobs import CHUNK_BATCHES_DEFAULT, STREAMS_DEFAULT, JobSpec, Lease, defaul
 
 __all__ = ["FloeClient", "read", "Part"]
 
-LOG = logging.getLogger("floe")
+LOG = logging.getLogger("floe_client")
 
 DEFAULT_PORT = 47470
 _REUSE_CONNECTION = "arrow-flight-reuse-connection"
@@ -111,8 +111,8 @@ class FloeClient:
         certificate chain (PEM path or bytes); ``private_key`` is its key.
     :param token: the bearer token sent with every call (``Authorization: Bearer <token>``);
         defaults to the ``FLOE_TOKEN`` environment variable. Nodes without anonymous callers
-        refuse calls without a known token (:class:`~floe.errors.Unauthenticated`), and a reader's
-        token cannot load or drop (:class:`~floe.errors.Unauthorized`).
+        refuse calls without a known token (:class:`~floe_client.errors.Unauthenticated`), and a reader's
+        token cannot load or drop (:class:`~floe_client.errors.Unauthorized`).
     """
 
     def __init__(
@@ -257,7 +257,7 @@ class FloeClient:
         Iceberg expression in its JSON form as a dict, or a PyIceberg ``BooleanExpression``, sent
         unchanged. ``as_of`` is epoch milliseconds, an ISO-8601 instant or an aware ``datetime``.
         Loading a name again with the same spec answers its status; with another spec it raises
-        :class:`~floe.errors.AlreadyExists`. With ``snapshot="latest"``, a dataset of that name
+        :class:`~floe_client.errors.AlreadyExists`. With ``snapshot="latest"``, a dataset of that name
         loaded the same way is refreshed to the table's newest snapshot (see :meth:`refresh`).
         """
         spec: Dict[str, Any] = {"name": name, "table": str(table)}
@@ -330,7 +330,7 @@ class FloeClient:
         ranks' batch ``k`` together (deterministic mode) or one lease (dynamic mode). ``None``
         settings are left to the server's defaults. Registering again with the same settings
         answers the status (every rank may register); with others it raises
-        :class:`~floe.errors.AlreadyExists`. See :class:`~floe.jobs.JobSpec`."""
+        :class:`~floe_client.errors.AlreadyExists`. See :class:`~floe_client.jobs.JobSpec`."""
         return self.register_job_spec(
             JobSpec(
                 job,
@@ -427,7 +427,7 @@ class FloeClient:
         batch_step)`` of the job's epoch ``epoch``, in order, each exactly once, while nodes come
         and go. ``batch_to`` defaults to the job's ``batches_per_epoch``.
 
-        ``spec`` is the job's :class:`~floe.jobs.JobSpec` (a job id is looked up with
+        ``spec`` is the job's :class:`~floe_client.jobs.JobSpec` (a job id is looked up with
         :meth:`job_status`); with it the read registers the job again if the cluster lost it.
         Chunks of ``chunk_batches`` indices are planned at a time, their endpoints read
         ``streams`` at a time, the next chunk fetched while this one is consumed; a stream that
@@ -465,7 +465,7 @@ class FloeClient:
         for (and the last when the iteration ends); a consumer that stops early leaves its last
         batch to be handed out again after the lease timeout. Without it, call :meth:`ack`.
         With ``idle_items`` every "wait" answer also yields ``(None, None)`` (see
-        :func:`floe.jobs.read_dynamic`)."""
+        :func:`floe_client.jobs.read_dynamic`)."""
         if isinstance(spec, str):
             spec = JobSpec.from_status(self.job_status(spec))
         if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
