@@ -3,9 +3,14 @@
 runs it, the command again with torch and NumPy out of reach, and a job read into pyarrow, NumPy
 and torch beside whatever NumPy and torch the venv sees.
 
+In every venv, no other distribution may install a file or a command of floe-client's: PyPI's
+unrelated ``floe`` and ``floe-python`` both install a top-level package ``floe`` (issue 24), which is
+why the client's is ``floe_client``.
+
 Without ``FLOE_INSTALL_VENVS`` the venv checked is the one running these tests;
 ``.ci/python-install`` makes venvs the way the README says (Debian's python3 with its NumPy 1.24
-and torch 1.13; current Pythons with NumPy 2) and names them there, separated by ``:``."""
+and torch 1.13; current Pythons with NumPy 2; one with PyPI's ``floe`` and ``floe-python`` around
+the client) and names them there, separated by ``:``."""
 
 from __future__ import annotations
 
@@ -45,6 +50,37 @@ if importlib.util.find_spec("torch"):
     out["tensor_ids"] = sorted(item["id"].tolist())
     out["batch_ids"] = sorted(batch.column("id").to_pylist())
 print(json.dumps(out))
+"""
+
+# Runs in the venv under test: which other distributions install files floe-client installs, where
+# `import floe_client` and `import floe` lead, who owns a top-level `floe`, and whose `floe` command
+# the venv has.
+NEIGHBOURS = r"""
+import importlib.metadata as m, importlib.util, json, os
+
+def name(d):
+    return d.metadata["Name"].lower().replace("_", "-")
+
+def files(d):
+    return {os.path.realpath(str(d.locate_file(f))) for f in (d.files or ())}
+
+ours = m.distribution("floe-client")
+mine = {f for f in files(ours) if ".dist-info" not in f}
+shared = {}
+for d in m.distributions():
+    if name(d) != "floe-client":
+        common = sorted(mine & files(d))
+        if common:
+            shared[name(d)] = common
+import floe_client
+floe = importlib.util.find_spec("floe")
+owners = getattr(m, "packages_distributions", dict)().get("floe", [])
+commands = sorted([name(d), ep.value] for d in m.distributions() for ep in d.entry_points
+                  if ep.group == "console_scripts" and ep.name == "floe")
+if floe is not None:
+    import floe as theirs  # imports beside ours, in one process
+print(json.dumps({"shared": shared, "floe_client": floe_client.__file__, "floe": floe and floe.origin,
+                  "floe_owners": sorted(o.lower().replace("_", "-") for o in owners), "commands": commands}))
 """
 
 
@@ -95,3 +131,22 @@ def test_the_client_reads_a_job_beside_the_numpy_and_torch_it_finds(venv, addres
         assert out["numpy_sum"] == out["arrow_sum"]
     if out["torch"] is not None:
         assert out["tensor_ids"] == out["batch_ids"]  # the same global batch through floe_client.torch
+
+
+@pytest.mark.parametrize("venv", VENVS, ids=[v.name for v in VENVS])
+def test_no_other_distribution_installs_the_client_s_files_or_command(venv, address, job_data):
+    python = str(venv / "bin" / "python")
+    out = json.loads(run([python, "-c", NEIGHBOURS]).splitlines()[-1])
+    print(venv.name, {k: out[k] for k in ("floe", "floe_owners", "commands")})
+    assert out["shared"] == {}, f"floe-client's files are installed by other distributions too: {out['shared']}"
+    assert Path(out["floe_client"]).parent.name == "floe_client"
+    # A top-level `floe`, where PyPI's floe or floe-python put one, is theirs alone.
+    assert "floe-client" not in out["floe_owners"]
+    # The venv's only `floe` command is the client's (neither floe nor floe-python installs one).
+    assert out["commands"] == [["floe-client", "floe_client.cli:run"]]
+    script = venv / "bin" / "floe"
+    assert "floe_client.cli" in script.read_text()
+    for command in ([str(script)], [python, "-m", "floe_client.cli"]):
+        assert "initialize-dataset" in run([*command, "--help"])
+        listed = json.loads(run([*command, "--address", address, "--json", "list"]))
+        assert job_data in [d["name"] for d in listed]
