@@ -217,7 +217,7 @@ class ParquetShuffleDataset(torch.utils.data.IterableDataset):
 
 
 def _one_batch(batches: List[pa.RecordBatch]) -> pa.RecordBatch:
-    from floe_client.jobs import _concat  # the client's own, imported here as floe is elsewhere
+    from floe_client.jobs import _concat  # the client's own, imported here as floe_client is elsewhere
 
     return _concat(batches)
 
