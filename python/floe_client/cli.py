@@ -77,7 +77,7 @@ app = typer.Typer(
     cls=_GlobalOptionsAnywhere,
     help="Operate a Floe cluster: load, watch, list and drop datasets; see jobs and nodes.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 # Off a terminal (a pipe, a log collector) a line stays one line: rich would wrap it at 80 columns.
@@ -136,11 +136,24 @@ def _print(ctx: Context, answer: Any, render) -> None:
         render(answer)
 
 
+def size(n: int) -> str:
+    """A byte count as people read it (binary units, as kubectl and the node's memory settings
+    use): ``512 B``, ``1.7 MiB``, ``4.0 GiB``. ``--json`` keeps exact counts."""
+    if n < 1024:
+        return f"{n} B"
+    value = float(n)
+    for unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
+        value /= 1024
+        if value < 1024 or unit == "PiB":
+            return f"{value:.1f} {unit}"
+    raise AssertionError("unreachable")
+
+
 def _status_table(replies: List[dict]) -> None:
-    table = Table("dataset", "state", "slices", "rows", "bytes", "snapshot", "source")
+    table = Table("dataset", "state", "slices", "rows", "size", "snapshot", "source")
     for s in map(DatasetStatus.of, replies):
         table.add_row(
-            s.name, s.state, f"{s.slices_loaded}/{s.slices_total}", f"{s.rows:,}", f"{s.bytes:,}",
+            s.name, s.state, f"{s.slices_loaded}/{s.slices_total}", f"{s.rows:,}", size(s.bytes),
             "" if s.snapshot_id is None else str(s.snapshot_id), str(s.source or ""),
         )
     out.print(table)
@@ -200,14 +213,14 @@ def _follow(c: Context, client: FloeClient, name: str, status: dict) -> dict:
 def _progress_bar(name: str):
     columns = (
         TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} slices"),
-        TextColumn("{task.fields[rows]:,} rows, {task.fields[bytes]:,} bytes"), TimeElapsedColumn(),
+        TextColumn("{task.fields[rows]:,} rows, {task.fields[size]}"), TimeElapsedColumn(),
         TimeRemainingColumn(),
     )
     with Progress(*columns, console=err) as progress:
-        task = progress.add_task(name, total=1, rows=0, bytes=0)
+        task = progress.add_task(name, total=1, rows=0, size=size(0))
         yield lambda status: progress.update(
             task, total=max(1, status.slices_total), completed=status.slices_loaded, rows=status.rows,
-            bytes=status.bytes,
+            size=size(status.bytes),
         )
 
 
@@ -218,7 +231,7 @@ def _progress_lines(name: str):
 
     def update(status: DatasetStatus) -> None:
         loaded, total = status.slices_loaded, status.slices_total
-        line = f"Dataset {name!r} {status.state}: {loaded}/{total} slices, {status.rows:,} rows, {status.bytes:,} bytes"
+        line = f"Dataset {name!r} {status.state}: {loaded}/{total} slices, {status.rows:,} rows, {size(status.bytes)}"
         if 0 < loaded < total:
             line += f", about {max(1, int((time.monotonic() - started) * (total - loaded) / loaded))} s left"
         if line != last[0]:
@@ -499,8 +512,8 @@ def cluster(ctx: typer.Context) -> None:
             table.add_row(m.address, m.status, ",".join(m.roles))
         out.print(table)
         memory = view.memory
-        out.print(f"this node ({view.self}): {memory.arrow_allocated_bytes:,} of {memory.arrow_limit_bytes:,} "
-                  f"bytes of Arrow memory, {memory.slices_held} slices")
+        out.print(f"this node ({view.self}): {size(memory.arrow_allocated_bytes)} of "
+                  f"{size(memory.arrow_limit_bytes)} of Arrow memory held, {memory.slices_held} slices")
         for address in view.unreachable:
             out.print(f"[red]unreachable:[/red] {address}")
         if view.warning:

@@ -4,13 +4,18 @@ drop, ``--json`` output, ``--help`` everywhere, and clear failures with a non-ze
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 import time
+from typing import List
 
 import pytest
 from typer.testing import CliRunner
 
 from floe_client import FloeClient, __version__
-from floe_client.cli import app
+from floe_client.cli import app, size
 from conftest import ROWS
 
 runner = CliRunner()
@@ -86,7 +91,7 @@ def test_job_and_cluster(address, job_data):
     assert table.exit_code == 0 and "cli-job" in table.output and "dynamic" in table.output
     view = floe(address, "cluster")
     text = " ".join(view.output.split())  # rich wraps lines at the terminal's width
-    assert view.exit_code == 0 and "Up" in text and "bytes of Arrow memory" in text
+    assert view.exit_code == 0 and "Up" in text and "of Arrow memory held" in text
 
 
 @pytest.mark.parametrize("args, message", [
@@ -110,6 +115,30 @@ def test_a_load_that_fails_prints_the_nodes_reason(small_node, sample_table):
     with FloeClient(small_node.address) as client:
         message = client.status("cli-too-big")["error"]["message"]
     assert "memory limit" in message and "".join(message.split()) in text, result.output
+
+
+def test_sizes_read_as_people_read_them():
+    assert [size(n) for n in (0, 512, 1024, 1_785_856, 4 * 1024**3, 3 * 1024**5)] == [
+        "0 B", "512 B", "1.0 KiB", "1.7 MiB", "4.0 GiB", "3.0 PiB"]
+
+
+def test_the_shell_completes_commands_and_options():
+    """``floe --install-completion`` / ``--show-completion`` (bash, zsh, fish); what the shell then
+    asks the script is answered from the same commands, global options anywhere included."""
+    script = shutil.which("floe", path=os.path.dirname(sys.executable))
+    assert script, "the floe console script is installed beside the interpreter"
+
+    def complete(words: str) -> List[str]:
+        env = dict(os.environ, _FLOE_COMPLETE="complete_bash", COMP_WORDS=words, COMP_CWORD=str(len(words.split()) - 1))
+        done = subprocess.run([script], env=env, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()
+
+    assert complete("floe st") == ["status"]
+    assert complete("floe --json st") == ["status"]
+    assert {"--columns", "--filter", "--wait"} <= set(complete("floe load events /t --"))
+    shown = subprocess.run([script, "--show-completion", "bash"], capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0 and "_floe_completion" in shown.stdout, shown.stderr
 
 
 def test_a_load_that_cannot_fit_is_refused_with_what_it_needs(small_node, sample_table):
