@@ -37,6 +37,7 @@ import pyarrow.flight as fl
 
 from ._retry import backoff
 from .errors import FloeError, JobNotFound, NotFound, is_retryable, translate
+from .replies import Leased, Wait, ack_status, lease_reply
 
 __all__ = ["JobSpec", "Lease", "MODES", "TAILS", "job_descriptor", "default_worker_name"]
 
@@ -523,28 +524,24 @@ def read_dynamic(
                 acknowledge(client, pending)
                 pending = None
             answer = client._job_call("lease", spec, {"job": spec.job, "epoch": int(epoch), "worker": worker})
-            status = answer.get("status")
-            if status == "leased":
+            try:
+                reply = lease_reply(answer)
+            except (ValueError, KeyError, TypeError) as e:
+                raise FloeError(f"Unexpected answer to lease for job '{spec.job}': {answer}", code="PROTOCOL") from e
+            if isinstance(reply, Leased):
                 lease = Lease(
-                    job=spec.job,
-                    epoch=int(answer.get("epoch", epoch)),
-                    batch=int(answer["batch"]),
-                    id=str(answer["lease"]),
-                    worker=worker,
-                    rows=int(answer.get("rows", spec.batch_rows)),
+                    job=spec.job, epoch=reply.epoch, batch=reply.batch, id=reply.lease, worker=worker, rows=reply.rows,
                 )
                 batch = fetcher.fetch(range(lease.batch, lease.batch + 1))[0]
                 if auto_ack:
                     pending = lease
                 yield lease, batch
-            elif status == "wait":
-                time.sleep(max(0.0, float(answer.get("retry_ms", 200))) / 1000.0)
+            elif isinstance(reply, Wait):
+                time.sleep(max(0, reply.retry_ms) / 1000.0)
                 if idle_items:
                     yield None, None
-            elif status == "done":
-                return
             else:
-                raise FloeError(f"Unexpected answer to lease for job '{spec.job}': {answer}", code="PROTOCOL")
+                return
     finally:
         fetcher.close()
 
@@ -574,7 +571,11 @@ def acknowledge(client, lease: Lease) -> Dict[str, Any]:
             LOG.info("Acknowledging lease %s of job '%s' failed (%s); trying again", lease.id, lease.job, e)
             time.sleep(delay)
             attempt += 1
-    status = answer.get("status")
+    try:
+        status = ack_status(answer)
+    except ValueError as e:
+        raise FloeError(f"Unexpected answer to ack of lease {lease.id} for job '{lease.job}': {answer}",
+                        code="PROTOCOL") from e
     if status != "acknowledged":
         LOG.warning("Lease %s of batch %d (job '%s', epoch %d) acknowledged as %s",
                     lease.id, lease.batch, lease.job, lease.epoch, status)

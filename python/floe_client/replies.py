@@ -244,3 +244,59 @@ class ClusterView:
             min_data_nodes=reply["min_data_nodes"], memory=NodeMemory.of(reply["memory"]),
             warning=reply.get("warning"),
         )
+
+
+@dataclass(frozen=True)
+class Leased:
+    """A ``lease`` answer: global batch ``batch`` of ``epoch`` (``rows`` rows) is the worker's,
+    as lease ``lease``, until it acknowledges it or the lease times out."""
+
+    lease: str
+    epoch: int
+    batch: int
+    rows: int
+
+
+@dataclass(frozen=True)
+class Wait:
+    """A ``lease`` answer: every batch of the epoch is leased, some not yet acknowledged; ask
+    again after ``retry_ms``."""
+
+    retry_ms: int
+
+
+@dataclass(frozen=True)
+class Done:
+    """A ``lease`` answer: every batch of the epoch is acknowledged."""
+
+
+LEASE_STATUSES = ("leased", "wait", "done")
+
+
+def lease_reply(reply: dict) -> "Leased | Wait | Done":
+    """The typed ``lease`` answer (``status`` says which; the Java side's sealed
+    ``io.floe.protocol.LeaseReply``).
+
+    :raises ValueError: for a status this client does not know, naming it"""
+    status = reply.get("status")
+    if status == "leased":
+        return Leased(str(reply["lease"]), int(reply["epoch"]), int(reply["batch"]), int(reply["rows"]))
+    if status == "wait":
+        return Wait(int(reply["retry_ms"]))
+    if status == "done":
+        return Done()
+    raise ValueError(f"Unknown status {status!r} in a lease answer (one of {', '.join(LEASE_STATUSES)}): {reply}")
+
+
+ACK_STATUSES = ("acknowledged", "expired", "duplicate")
+
+
+def ack_status(reply: dict) -> str:
+    """The ``status`` of an ``ack`` answer: ``acknowledged``, ``expired`` (the lease timed out; the
+    batch was or will be handed to another worker) or ``duplicate`` (already acknowledged).
+
+    :raises ValueError: for any other, naming it"""
+    status = reply.get("status")
+    if status not in ACK_STATUSES:
+        raise ValueError(f"Unknown status {status!r} in an ack answer (one of {', '.join(ACK_STATUSES)}): {reply}")
+    return status

@@ -8,7 +8,8 @@ import dataclasses
 import pytest
 
 from floe_client import DatasetStatus, FloeClient, JobStatus, ResourceExhausted
-from floe_client.replies import ClusterView, Error, Source
+from floe_client.replies import ClusterView, Done, Error, Leased, Source, Wait, ack_status, lease_reply
+from conftest import JOB_ROWS
 
 
 def _names(cls) -> set:
@@ -71,3 +72,28 @@ def test_the_cluster_view(address, sample):
     assert view.memory.slices_held > 0 and 0 < view.memory.arrow_allocated_bytes <= view.memory.arrow_limit_bytes
     assert view.warning is None
     assert set(reply) <= _names(ClusterView), set(reply) - _names(ClusterView)
+
+
+def test_lease_and_ack_answers(address, job_data):
+    """Every status a real node answers to ``lease`` and ``ack`` reads as its type, with every
+    field it sends."""
+    with FloeClient(address) as client:
+        client.register_job("replies-leases", job_data, JOB_ROWS // 2, mode="dynamic", lease_timeout_ms=60_000)
+        try:
+            answers = [client.lease("replies-leases", 0, worker="w") for _ in range(3)]
+            first, second, third = (lease_reply(a) for a in answers)
+            assert isinstance(first, Leased) and isinstance(second, Leased) and {first.batch, second.batch} == {0, 1}
+            assert set(answers[0]) - {"status"} == _names(Leased)
+            assert first.rows == JOB_ROWS // 2 and first.epoch == 0 and first.lease == answers[0]["lease"]
+            assert isinstance(third, Wait) and third.retry_ms == answers[2]["retry_ms"] > 0
+            assert set(answers[2]) - {"status"} == _names(Wait)
+            acks = [client.ack("replies-leases", 0, lease.lease, "w") for lease in (first, second, first)]
+            # Acknowledging a lease again is idempotent (test_jobs); the node answers it the same way.
+            assert [ack_status(a) for a in acks] == ["acknowledged"] * 3
+            assert lease_reply(client.lease("replies-leases", 0, worker="w")) == Done()
+        finally:
+            client.drop_job("replies-leases")
+    with pytest.raises(ValueError, match="'lent'"):
+        lease_reply({"status": "lent"})
+    with pytest.raises(ValueError, match="'maybe'"):
+        ack_status({"status": "maybe"})
