@@ -35,6 +35,27 @@ public record DatasetStatus(
     decoders = decoders == null ? java.util.Map.of() : java.util.Map.copyOf(decoders);
   }
 
+  /**
+   * A dataset its record says was loaded whose entity has not answered yet since the cluster
+   * started again: planning its recovery, at the snapshot it served.
+   */
+  public static DatasetStatus recovering(String name, DatasetRecord record) {
+    return new DatasetStatus(
+        name,
+        null,
+        DatasetState.PLANNING,
+        0,
+        0,
+        0,
+        0,
+        record.snapshotId() < 0 ? null : record.snapshotId(),
+        null,
+        null,
+        null,
+        null,
+        List.of());
+  }
+
   public static DatasetStatus absent(String name) {
     return new DatasetStatus(
         name, null, DatasetState.ABSENT, 0, 0, 0, 0, null, null, null, null, null, List.of());

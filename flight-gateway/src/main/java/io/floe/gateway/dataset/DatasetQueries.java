@@ -1,6 +1,7 @@
 package io.floe.gateway.dataset;
 
 import io.floe.dataset.DatasetEntity;
+import io.floe.dataset.DatasetRecord;
 import io.floe.dataset.DatasetState;
 import io.floe.dataset.DatasetStatus;
 import io.floe.gateway.GatewaySettings;
@@ -147,8 +148,28 @@ public final class DatasetQueries {
         .thenCompose(a -> a != null ? CompletableFuture.completedFuture(a) : answer);
   }
 
-  /** Every loaded dataset's status, by name. */
+  /**
+   * Every dataset's status, by name: those serving (registered with the receptionist) and those the
+   * cluster's records say were loaded but whose entities have not started again yet (after a
+   * restart with durable state sharding takes seconds to place them). Those are asked, which starts
+   * their recovery; one that does not answer at once is listed PLANNING from its record, so a node
+   * that is ready never lists its recovering datasets as gone.
+   */
   public CompletionStage<List<DatasetStatus>> list() {
+    CompletionStage<Map<String, DatasetRecord>> recorded =
+        DatasetEntity.DIRECTORY.readAll(system).exceptionally(e -> Map.of());
+    return registered()
+        .thenCombine(recorded, (serving, records) -> withRecorded(serving, records))
+        .thenCompose(all -> all)
+        .thenApply(
+            all -> {
+              List<DatasetStatus> sorted = new ArrayList<>(all);
+              sorted.sort(Comparator.comparing(DatasetStatus::name));
+              return sorted;
+            });
+  }
+
+  private CompletionStage<List<DatasetStatus>> registered() {
     CompletionStage<Receptionist.Listing> listing =
         AskPattern.ask(
             system.receptionist(),
@@ -172,9 +193,38 @@ public final class DatasetQueries {
                   done -> {
                     List<DatasetStatus> all = new ArrayList<>();
                     statuses.forEach(s -> all.add(s.join()));
-                    all.sort(Comparator.comparing(DatasetStatus::name));
                     return all;
                   });
         });
+  }
+
+  /** {@code serving} and the recorded datasets not among them. */
+  private CompletableFuture<List<DatasetStatus>> withRecorded(
+      List<DatasetStatus> serving, Map<String, DatasetRecord> records) {
+    java.util.Set<String> listed = new java.util.HashSet<>();
+    serving.forEach(status -> listed.add(status.name()));
+    List<CompletableFuture<DatasetStatus>> recovering = new ArrayList<>();
+    records.forEach(
+        (name, record) -> {
+          if (!listed.contains(name)) {
+            DatasetStatus fromRecord = DatasetStatus.recovering(name, record);
+            recovering.add(
+                dataset(name)
+                    .<DatasetStatus>ask(DatasetEntity.GetStatus::new, settings.askAttemptTimeout())
+                    .toCompletableFuture()
+                    .exceptionally(e -> fromRecord)
+                    .thenApply(status -> status.state() == DatasetState.ABSENT ? null : status));
+          }
+        });
+    return CompletableFuture.allOf(recovering.toArray(CompletableFuture[]::new))
+        .thenApply(
+            done -> {
+              List<DatasetStatus> all = new ArrayList<>(serving);
+              recovering.stream()
+                  .map(CompletableFuture::join)
+                  .filter(s -> s != null)
+                  .forEach(all::add);
+              return all;
+            });
   }
 }
