@@ -235,6 +235,7 @@ class ClusterView:
     min_data_nodes: int
     memory: NodeMemory
     warning: Optional[str] = None
+    protocol_version: int = 1  # a node that does not say speaks version 1
 
     @classmethod
     def of(cls, reply: dict) -> "ClusterView":
@@ -242,7 +243,7 @@ class ClusterView:
             self=reply["self"], members=[Member.of(m) for m in reply.get("members") or []],
             unreachable=list(reply.get("unreachable") or []), data_nodes_up=reply["data_nodes_up"],
             min_data_nodes=reply["min_data_nodes"], memory=NodeMemory.of(reply["memory"]),
-            warning=reply.get("warning"),
+            warning=reply.get("warning"), protocol_version=int(reply.get("protocol_version", 1)),
         )
 
 

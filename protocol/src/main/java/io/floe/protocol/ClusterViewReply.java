@@ -14,6 +14,8 @@ import java.util.Objects;
  * @param unreachable addresses of the members the node cannot reach
  * @param warning why sharding may not place slices (fewer data nodes Up than its minimum); else
  *     null
+ * @param protocolVersion the protocol version the answering node speaks ({@link #PROTOCOL_VERSION}
+ *     for this build; a node that does not say speaks 1)
  */
 public record ClusterViewReply(
     String self,
@@ -22,8 +24,28 @@ public record ClusterViewReply(
     int dataNodesUp,
     int minDataNodes,
     String warning,
-    Memory memory) {
+    Memory memory,
+    int protocolVersion) {
   private static final String WHAT = "cluster view";
+
+  /**
+   * The protocol version this build speaks (docs/protocol.md, "Versions"): within a version,
+   * changes only add optional reply fields and new actions; a request field, a renamed or removed
+   * field, or a changed meaning is a new version.
+   */
+  public static final int PROTOCOL_VERSION = 1;
+
+  /** This build's answer: {@link #PROTOCOL_VERSION}. */
+  public ClusterViewReply(
+      String self,
+      List<Member> members,
+      List<String> unreachable,
+      int dataNodesUp,
+      int minDataNodes,
+      String warning,
+      Memory memory) {
+    this(self, members, unreachable, dataNodesUp, minDataNodes, warning, memory, PROTOCOL_VERSION);
+  }
 
   /** A member: its address, its status (Up, Joining, Leaving, ...) and roles. */
   public record Member(String address, String status, List<String> roles) {
@@ -71,6 +93,7 @@ public record ClusterViewReply(
     own.put("arrow_allocated_bytes", memory.arrowAllocatedBytes());
     own.put("arrow_limit_bytes", memory.arrowLimitBytes());
     own.put("slices_held", memory.slicesHeld());
+    node.put("protocol_version", protocolVersion);
     return Json.bytes(node);
   }
 
@@ -104,6 +127,7 @@ public record ClusterViewReply(
         new Memory(
             own.requiredLong("arrow_allocated_bytes"),
             own.requiredLong("arrow_limit_bytes"),
-            own.requiredInt("slices_held")));
+            own.requiredInt("slices_held")),
+        fields.optionalInt("protocol_version", 1));
   }
 }
