@@ -608,9 +608,10 @@ class FloeNode:
             raise RuntimeError(f"The Floe node did not serve within {NODE_START_TIMEOUT:.0f} s:\n{self.tail()}")
 
     def built_on_start(self) -> bool:
-        """True when the launcher ran Maven before starting the JVM (then the start time is not
-        the node's)."""
-        return "building Floe" in self.log.read_text(errors="replace")[:4000]
+        """True when the launcher ran Maven or trained the node's class archive (bin/floe-cds)
+        before starting the JVM (then the start time is not the node's)."""
+        head = self.log.read_text(errors="replace")[:4000]
+        return "building Floe" in head or "training the node's class-data-sharing archive" in head
 
     def tail(self, lines: int = 30) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])

@@ -51,7 +51,8 @@ public final class FloeNode implements AutoCloseable {
   private final CompletableFuture<Void> closed = new CompletableFuture<>();
   private volatile io.floe.gateway.job.ServingWarmup warmup;
 
-  private FloeNode(Config config, FloeSettings settings) throws IOException {
+  private FloeNode(Config config, FloeSettings settings, StartupTimeline timeline)
+      throws IOException {
     if (System.getProperty("io.netty.leakDetection.level") == null) {
       // Netty's leak detector records a stack trace for sampled buffers on the serving path
       // (1.5 % of a serving profile); every Arrow byte is accounted by Floe's allocators anyway.
@@ -60,17 +61,24 @@ public final class FloeNode implements AutoCloseable {
     }
     this.metrics = new NodeMetrics();
     this.resources = settings.resources().loadListener(metrics).build();
+    timeline.step("resources");
     this.system = ActorSystem.create(Behaviors.empty(), "floe", config);
+    timeline.step("actor system");
     try {
       Cluster cluster = Cluster.get(system);
+      org.apache.pekko.cluster.Cluster.get(Adapter.toClassic(system))
+          .registerOnMemberUp(
+              () -> LOG.info("Cluster member Up {} after its process started", timeline.since()));
       MetricsExtension.get(Adapter.toClassic(system)).install(metrics);
       metrics.bindJobs(io.floe.job.entity.LiveJobs.get(Adapter.toClassic(system)));
       metrics.bindNode(
           org.apache.pekko.cluster.Cluster.get(Adapter.toClassic(system)),
           resources.allocator(),
           () -> resources.sliceStore().size());
+      timeline.step("cluster");
       if (settings.managementEnabled()) {
         PekkoManagement.get(Adapter.toClassic(system)).start();
+        timeline.step("management");
       }
       if (settings.kubernetesDiscovery()) {
         ClusterBootstrap.get(Adapter.toClassic(system)).start();
@@ -95,6 +103,7 @@ public final class FloeNode implements AutoCloseable {
                   new BearerAuthenticator(settings.auth()),
                   tlsContext(settings),
                   new StreamMetrics(metrics.registry())));
+      timeline.step("flight");
       GatewaySettings gatewaySettings = settings.gateway(bound.port());
       resources.advertise(gatewaySettings.advertised().getUri().toString());
 
@@ -102,6 +111,7 @@ public final class FloeNode implements AutoCloseable {
       SliceEntity.init(system, resources.sliceHosting());
       io.floe.job.entity.JobEntity.init(system);
       NodeHealth.get(Adapter.toClassic(system)).shardingStarted();
+      timeline.step("sharding");
       this.producer =
           new FloeProducer(
               new DatasetQueries(system, gatewaySettings),
@@ -111,6 +121,7 @@ public final class FloeNode implements AutoCloseable {
               metrics.registry());
       forwarding.delegate(producer);
       NodeHealth.get(Adapter.toClassic(system)).flightServing(true);
+      timeline.step("producer");
       this.server = bound;
       this.gateway = gatewaySettings;
     } catch (IOException | RuntimeException e) {
@@ -165,9 +176,10 @@ public final class FloeNode implements AutoCloseable {
               }
             });
     LOG.info(
-        "Floe node up: Flight at {}, memory limit {} bytes",
+        "Floe node up: Flight at {}, memory limit {} bytes; serving {}",
         gateway.advertised().getUri(),
-        settings.memoryLimitBytes());
+        settings.memoryLimitBytes(),
+        timeline.summary());
     if (!settings.servingWarmup().isZero()) {
       warmup =
           io.floe.gateway.job.ServingWarmup.start(resources.allocator(), settings.servingWarmup());
@@ -175,9 +187,16 @@ public final class FloeNode implements AutoCloseable {
   }
 
   public static FloeNode start(Config config) {
+    return start(config, StartupTimeline.begin());
+  }
+
+  /** Starts a node, timing its steps on {@code timeline} (begun when the process's main ran). */
+  static FloeNode start(Config config, StartupTimeline timeline) {
     try {
       Config withState = DurableState.apply(config);
-      return new FloeNode(withState, FloeSettings.fromConfig(withState));
+      FloeSettings settings = FloeSettings.fromConfig(withState);
+      timeline.step("settings");
+      return new FloeNode(withState, settings, timeline);
     } catch (IOException e) {
       throw new UncheckedIOException("Flight server failed to start", e);
     }

@@ -28,6 +28,7 @@ public final class Main implements Callable<Integer> {
   private static final java.util.List<String> LOG_FORMATS = java.util.List.of("plain", "json");
 
   private final java.util.Map<String, String> environment;
+  private final StartupTimeline timeline = StartupTimeline.begin();
 
   public Main() {
     this(System.getenv());
@@ -45,6 +46,15 @@ public final class Main implements Callable<Integer> {
               + " -D system properties still win.")
   private Path config;
 
+  @Option(
+      names = "--train-class-archive",
+      hidden = true,
+      description =
+          "Start a node on its own on free ports of 127.0.0.1, wait until it is ready and answers,"
+              + " then leave and exit: the training run of the class-data-sharing archive (the"
+              + " ./floe launcher runs it under -XX:ArchiveClassesAtExit).")
+  private boolean trainClassArchive;
+
   @CommandLine.Spec private CommandLine.Model.CommandSpec spec;
 
   @Override
@@ -59,7 +69,14 @@ public final class Main implements Callable<Integer> {
     // gRPC logs through java.util.logging; send it to logback with the rest.
     org.slf4j.bridge.SLF4JBridgeHandler.removeHandlersForRootLogger();
     org.slf4j.bridge.SLF4JBridgeHandler.install();
-    FloeNode node = FloeNode.start(settings());
+    timeline.step("command line");
+    Config settings = settings();
+    timeline.step("config");
+    if (trainClassArchive) {
+      ClassArchiveTraining.run(settings, timeline);
+      return 0;
+    }
+    FloeNode node = FloeNode.start(settings, timeline);
     node.whenClosed().join();
     return 0;
   }
