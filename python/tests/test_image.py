@@ -109,20 +109,45 @@ def test_entrypoint_user_ports_and_layers(image):
     floe_jars = {Path(n).name.split("-0.")[0] for n in jars if Path(n).name.startswith("floe-")}
     assert floe_jars == {"floe-core", "floe-protocol", "floe-client", "floe-initializer", "floe-loader",
                          "floe-actors", "floe-flight-gateway"}
-    assert any("opt/floe/classes/io/floe/node/Main.class" in layer for layer in contents)
-    assert any("opt/floe/resources/application.conf" in layer for layer in contents)
+    # cluster's own classes and resources as its jar (containerizingMode packaged): a class-data-
+    # sharing archive holds classes from jars only.
+    assert any(n.startswith("opt/floe/classpath/floe-cluster-") and n.endswith(".jar")
+               for layer in contents for n in layer)
+    assert not any(n.startswith(("opt/floe/classes/", "opt/floe/resources/")) for layer in contents for n in layer)
     assert any("opt/floe/jib-classpath-file" in layer for layer in contents)
     # Floe's own jars sit in a layer apart from the third-party ones.
     third_party = [layer for layer in contents if any(n.endswith(".jar") and "floe-" not in n for n in layer)]
     assert third_party and not any(n for layer in third_party for n in layer if Path(n).name.startswith("floe-"))
 
 
-def run_from_image(image: Image, root: Path, command: list, **popen) -> subprocess.Popen:
-    """The image's command with this machine's java and the image's files under ``root``."""
+def _classpath_under(root: Path) -> None:
     classpath = root / APP.lstrip("/") / "jib-classpath-file"
     entries = classpath.read_text()
     if entries.startswith(APP):  # once: the file names the image's paths
         classpath.write_text(entries.replace(APP, str(root / APP.lstrip("/"))))
+
+
+DOCKERFILE = ROOT / "cluster" / "src" / "main" / "docker" / "Dockerfile"
+
+
+def train_class_archive(root: Path) -> str:
+    """Runs the Dockerfile's RUN (training the class-data-sharing archive) against the image's
+    files under ``root``, with this machine's java; answers its JDK_JAVA_OPTIONS, paths moved
+    under ``root`` the same way."""
+    text = DOCKERFILE.read_text().replace("\\\n", " ")
+    (run,) = [line[len("RUN "):] for line in text.splitlines() if line.startswith("RUN ")]
+    (options,) = [line.split("=", 1)[1] for line in text.splitlines() if line.startswith("ENV JDK_JAVA_OPTIONS=")]
+    under = lambda command: command.replace(APP, f"{root}{APP}").replace("java ", f"{_java()} ")
+    _classpath_under(root)
+    done = subprocess.run(["sh", "-c", under(run)], cwd=root, stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    return under(options)
+
+
+def run_from_image(image: Image, root: Path, command: list, **popen) -> subprocess.Popen:
+    """The image's command with this machine's java and the image's files under ``root``."""
+    _classpath_under(root)
     argv = [_java() if command[0] == "java" else command[0]]
     argv += [arg.replace(f"@{APP}", f"@{root}{APP}") for arg in command[1:]]
     return subprocess.Popen(argv, cwd=root, stdin=subprocess.DEVNULL, **popen)
@@ -130,13 +155,18 @@ def run_from_image(image: Image, root: Path, command: list, **popen) -> subproce
 
 def test_a_node_started_from_the_image_serves_a_dataset(image, sample_table, tmp_path):
     root = image.unpack(image.layers[1:], tmp_path / "root")
+    # The class-data-sharing archive, trained by the Dockerfile's commands on top of Jib's image.
+    archive_options = train_class_archive(root)
+    archive = root / APP.lstrip("/") / "floe-node.jsa"
+    assert archive_options == f"-XX:SharedArchiveFile={archive}" and archive.stat().st_size > 10_000_000
     port = free_port()
     settings = [f"-Dfloe.flight.port={port}", "-Dfloe.flight.bind-host=127.0.0.1", "-Dfloe.management.enabled=false",
                 "-Dpekko.remote.artery.canonical.port=0", "-Dpekko.remote.artery.canonical.hostname=127.0.0.1",
                 "-Dfloe.security.ticket-secret=image-test-ticket-secret-0123456789",
                 "-Dfloe.security.auth.anonymous=operator", "-Dfloe.security.allowed-locations=*", "-Xmx512m"]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "FLOE_", "JAVA_TOOL"))}
-    env.update(AWS_EC2_METADATA_DISABLED="true", JAVA_TOOL_OPTIONS=" ".join(settings))
+    env.update(AWS_EC2_METADATA_DISABLED="true", JAVA_TOOL_OPTIONS=" ".join(settings),
+               JDK_JAVA_OPTIONS=archive_options)
     log = tmp_path / "node.log"
     with open(log, "wb") as out:
         node = run_from_image(image, root, image.config["Entrypoint"], stdout=out, stderr=subprocess.STDOUT, env=env)
@@ -152,6 +182,7 @@ def test_a_node_started_from_the_image_serves_a_dataset(image, sample_table, tmp
                 except FloeError:
                     assert time.monotonic() < deadline, log.read_text()[-4000:]
                     time.sleep(0.5)
+            assert str(archive) in Path(f"/proc/{node.pid}/maps").read_text(), "the node did not map its archive"
             status = client.load("from-image", str(sample_table), columns=["id"])
             assert status["state"] == "READY" and status["rows"] == ROWS
             ids = [i for batch in client.read_shard("from-image") for i in batch.column(0).to_pylist()]
