@@ -18,6 +18,7 @@ def test_a_collector_in_java_opts_replaces_the_launchers(tmp_path):
     environment = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "FLOE_", "JAVA_OPTS"))}
     environment.update(
         JAVA_OPTS="-XX:+UseSerialGC",
+        FLOE_CDS="off",  # the class archive has its own test below; one training per suite is enough
         FLOE_MEMORY_LIMIT="1GiB",
         FLOE_FLIGHT_PORT=str(port),
         FLOE_FLIGHT_BIND_HOST="127.0.0.1",
