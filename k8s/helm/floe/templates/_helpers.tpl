@@ -66,7 +66,7 @@ limit with Arrow + heap <= memory - 768Mi, rounded down to 256Mi.
 
 {{/* The JVM memory options, word for word what bin/floe-jvm-options prints for the Arrow limit. */}}
 {{- define "floe.jvmMemoryOptions" -}}
--Xms128m -Xmx{{ include "floe.heapMi" . }}m -XX:MaxDirectMemorySize={{ include "floe.directMi" . }}m -XX:+UseG1GC -XX:G1PeriodicGCInterval=15000 -XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30 -XX:MarkStackSize=256K
+-Xms{{ include "floe.heapMi" . }}m -Xmx{{ include "floe.heapMi" . }}m -XX:MaxDirectMemorySize={{ include "floe.directMi" . }}m -XX:+UseG1GC -XX:MarkStackSize=256K
 {{- end -}}
 
 {{/* Secrets: the one named in values, or the one the chart creates (secrets.yaml). */}}
