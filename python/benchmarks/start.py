@@ -23,7 +23,9 @@ With ``--load TABLE`` every start is followed by a load of the table to READY, r
 threads' share of the node's CPU meanwhile, and the heap's peak before a collection against what
 was committed (issue 22, item 5: within ``bin/floe-jvm-options``' heap, GC under 5 %).
 
-    ./floe bench-start [--rounds 8] [--only cds,no-cds] [--variant ...] [--load TABLE] [--out DIR]
+``--reads N`` then reads the whole dataset N times (one shard, MB/s of Arrow data).
+
+    ./floe bench-start [--rounds 8] [--only cds,no-cds] [--variant ...] [--load TABLE [--reads N]] [--out DIR]
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def start_once(variant: Dict[str, str], log: Path, table: Optional[str] = None) -> Dict[str, object]:
+def start_once(variant: Dict[str, str], log: Path, table: Optional[str] = None, reads: int = 0) -> Dict[str, object]:
     """One ``./floe node`` from spawn to ``/ready`` (then, with ``table``, a load of it to READY);
     answers its figures."""
     port, management = free_port(), free_port()
@@ -104,7 +106,7 @@ def start_once(variant: Dict[str, str], log: Path, table: Optional[str] = None) 
                 cpu = cpu_seconds(node.pid)
             time.sleep(0.005)
         if table is not None:
-            load = load_table(node.pid, port, table, gc_log)
+            load = load_table(node.pid, port, table, gc_log, reads)
     finally:
         if node.poll() is None:
             os.killpg(node.pid, signal.SIGTERM)
@@ -153,7 +155,22 @@ def rss_mib(pid: int) -> float:
     return float("nan")
 
 
-def load_table(pid: int, port: int, table: str, gc_log: Path) -> Dict[str, object]:
+def read_mb_s(port: int) -> float:
+    """One read of the whole dataset as one shard, MB/s (Arrow buffer bytes)."""
+    client = fl.connect(f"grpc+tcp://127.0.0.1:{port}")
+    try:
+        started, size = time.monotonic(), 0
+        info = client.get_flight_info(fl.FlightDescriptor.for_command(
+            json.dumps({"dataset": "bench", "shard_index": 0, "shard_count": 1})))
+        for endpoint in info.endpoints:
+            for chunk in client.do_get(endpoint.ticket):
+                size += chunk.data.nbytes
+        return size / 1e6 / (time.monotonic() - started)
+    finally:
+        client.close()
+
+
+def load_table(pid: int, port: int, table: str, gc_log: Path, reads_after: int = 0) -> Dict[str, object]:
     """Loads ``table`` (a table directory with table.json, or a metadata location) and waits for
     READY; answers the load's seconds, rows, and the JVM's heap and GC meanwhile from its GC log
     (pauses in the load's window) and its GC threads' CPU."""
@@ -170,6 +187,7 @@ def load_table(pid: int, port: int, table: str, gc_log: Path) -> Dict[str, objec
     seconds = time.monotonic() - started
     ended_wall = time.time()
     after_threads, after_cpu = thread_cpu(pid), cpu_seconds(pid)
+    reads = [read_mb_s(port) for _ in range(reads_after)]
     if status.get("state") != "READY":
         raise RuntimeError(f"The load ended {status.get('state')}: {status}")
     time.sleep(0.2)  # the GC log is written as it goes; let the last line land
@@ -189,6 +207,7 @@ def load_table(pid: int, port: int, table: str, gc_log: Path) -> Dict[str, objec
         "heap_peak_mib": peak, "heap_committed_mib": committed, "gc_thread_cpu_s": gc_cpu,
         "process_cpu_s": after_cpu - before_cpu, "rss_after_mib": rss_mib(pid),
         "gc_cpu_pct": 100 * gc_cpu / max(after_cpu - before_cpu, 1e-9),
+        **({"first_read_mb_s": reads[0], "best_read_mb_s": max(reads)} if reads else {}),
     }
 
 
@@ -229,6 +248,8 @@ def summary(runs: List[Dict[str, object]]) -> Dict[str, Dict[str, float]]:
             if isinstance(run.get(key), (int, float)):
                 series.setdefault(key, []).append(float(run[key]))
         for key, value in (run.get("load") or {}).items():
+            if key.endswith("mb_s"):
+                key = key.replace("mb_s", "MB/s")
             if key == "rows_s":
                 key, value = "load: M rows/s", value / 1e6
             elif key == "rows" or not isinstance(value, (int, float)):
@@ -237,7 +258,7 @@ def summary(runs: List[Dict[str, object]]) -> Dict[str, Dict[str, float]]:
         for step, seconds in (run.get("steps") or {}).items():
             series.setdefault("step: " + step, []).append(seconds)
     # Best is the lowest figure, except for rates.
-    return {k: {"best": max(v) if "rows/s" in k else min(v), "median": statistics.median(v), "n": len(v)}
+    return {k: {"best": max(v) if "/s" in k else min(v), "median": statistics.median(v), "n": len(v)}
             for k, v in series.items()}
 
 
@@ -249,6 +270,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "data" / "bench-start")
     parser.add_argument("--load", metavar="TABLE", help="after each start, load this table (a directory with "
                         "table.json, as python/benchmarks write, or a metadata location) and report heap and GC")
+    parser.add_argument("--reads", type=int, default=0, help="with --load: reads of the whole dataset after it "
+                        "(one shard, MB/s of Arrow data): the first and the best")
     args = parser.parse_args(argv)
 
     variants = {name: BUILT_VARIANTS[name] for name in filter(None, args.only.split(","))}
@@ -269,7 +292,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"  warm-up {name:<12} ready {first['ready']:.2f} s{note}", flush=True)
     for r in range(args.rounds):
         for name, env in variants.items():
-            run = start_once(env, out / f"{name}-{r + 1}.log", args.load)
+            run = start_once(env, out / f"{name}-{r + 1}.log", args.load, args.reads)
             results[name]["runs"].append(run)
             steps = ", ".join(f"{k} {v:.2f}" for k, v in (run.get("steps") or {}).items())
             print(f"  round {r + 1}/{args.rounds} {name:<10} list {run['list']:.2f} s, ready {run['ready']:.2f} s, "
@@ -280,6 +303,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                       f"{load['gc_pauses']} = {load['gc_pause_s']:.3f} s ({load['gc_pause_pct']:.1f} % of the load); "
                       f"GC threads {load['gc_cpu_pct']:.1f} % of the node's CPU; heap peak {load['heap_peak_mib']} MiB "
                       f"of {load['heap_committed_mib']} MiB committed; RSS {load['rss_after_mib']:.0f} MiB", flush=True)
+                if "first_read_mb_s" in load:
+                    print(f"      reads: first {load['first_read_mb_s']:.0f} MB/s, best {load['best_read_mb_s']:.0f} MB/s",
+                          flush=True)
     load = os.getloadavg()
     print(f"\nload average after the run: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     names = list(variants)
