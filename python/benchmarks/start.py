@@ -49,6 +49,7 @@ import pyarrow as pa
 import pyarrow.flight as fl
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))  # this tree's client, as the node measured is this tree's
 TIMEOUT_S = 180.0
 STEP_LINE = re.compile(r"serving ([0-9.]+) s after its process started: (.*)$")
 STEP = re.compile(r"([a-z][a-z ]*?) ([0-9.]+) s")

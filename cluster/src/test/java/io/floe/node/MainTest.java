@@ -38,6 +38,8 @@ class MainTest {
     assertThat(run.exitCode()).isZero();
     assertThat(run.out())
         .contains("floe node", "--config", "--version", "FLOE_MEMORY_LIMIT", "SIGTERM");
+    // The class archive's training run is the launcher's business, not an operator's option.
+    assertThat(run.out()).doesNotContain("train-class-archive");
   }
 
   @Test
