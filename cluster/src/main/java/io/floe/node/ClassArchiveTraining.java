@@ -15,7 +15,10 @@ import java.time.LocalDate;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.apache.arrow.flight.Action;
+import org.apache.arrow.flight.CallOption;
+import org.apache.arrow.flight.CallOptions;
 import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightEndpoint;
@@ -51,6 +54,9 @@ import org.apache.iceberg.types.Types;
  */
 final class ClassArchiveTraining {
   private static final Duration READY_TIMEOUT = Duration.ofSeconds(120);
+
+  /** Each Flight call's deadline: a training that hangs must not keep a node from starting. */
+  private static final CallOption CALL_TIMEOUT = CallOptions.timeout(120, TimeUnit.SECONDS);
 
   private ClassArchiveTraining() {}
 
@@ -112,9 +118,10 @@ final class ClassArchiveTraining {
             client.getInfo(
                 FlightDescriptor.command(
                     "{\"dataset\":\"training\",\"shard_index\":0,\"shard_count\":1}"
-                        .getBytes(StandardCharsets.UTF_8)));
+                        .getBytes(StandardCharsets.UTF_8)),
+                CALL_TIMEOUT);
         for (FlightEndpoint endpoint : info.getEndpoints()) {
-          try (FlightStream stream = client.getStream(endpoint.getTicket())) {
+          try (FlightStream stream = client.getStream(endpoint.getTicket(), CALL_TIMEOUT)) {
             while (stream.next()) {
               stream.getRoot().getRowCount();
             }
@@ -134,7 +141,7 @@ final class ClassArchiveTraining {
 
   private static void action(FlightClient client, String type, String body) {
     client
-        .doAction(new Action(type, body.getBytes(StandardCharsets.UTF_8)))
+        .doAction(new Action(type, body.getBytes(StandardCharsets.UTF_8)), CALL_TIMEOUT)
         .forEachRemaining(result -> {});
   }
 
