@@ -179,7 +179,7 @@ def load_table(pid: int, port: int, table: str, gc_log: Path, reads_after: int =
     """Loads ``table`` (a table directory with table.json, or a metadata location) and waits for
     READY; answers the load's seconds, rows, and the JVM's heap and GC meanwhile from its GC log
     (pauses in the load's window) and its GC threads' CPU."""
-    from floe import FloeClient
+    from floe_client import FloeClient
 
     location = table
     if Path(table, "table.json").is_file():
