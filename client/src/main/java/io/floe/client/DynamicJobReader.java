@@ -1,10 +1,9 @@
 package io.floe.client;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.protocol.AckReply;
 import io.floe.protocol.Actions;
+import io.floe.protocol.JobRequests;
 import io.floe.protocol.JobStatusReply;
-import io.floe.protocol.Json;
 import io.floe.protocol.LeaseReply;
 import io.floe.util.Preconditions;
 import java.net.InetAddress;
@@ -117,12 +116,8 @@ public final class DynamicJobReader implements Iterator<JobBatch>, AutoCloseable
   public AckReply ack(JobBatch batch) {
     String lease =
         batch.lease().orElseThrow(() -> new IllegalArgumentException(batch + " was not leased"));
-    ObjectNode body = Json.object();
-    body.put("job", options.job());
-    body.put("epoch", batch.epoch());
-    body.put("lease", lease);
-    body.put("worker", worker);
-    return AckReply.parse(withJob(() -> client.jobReply(Actions.ACK, Json.bytes(body))));
+    byte[] body = new JobRequests.AckRequest(options.job(), batch.epoch(), lease, worker).toJson();
+    return AckReply.parse(withJob(() -> client.jobReply(Actions.ACK, body)));
   }
 
   /** The job's status as the server sees it now, counters included. */
@@ -140,11 +135,8 @@ public final class DynamicJobReader implements Iterator<JobBatch>, AutoCloseable
   }
 
   private LeaseReply lease() {
-    ObjectNode body = Json.object();
-    body.put("job", options.job());
-    body.put("epoch", epoch);
-    body.put("worker", worker);
-    return LeaseReply.parse(withJob(() -> client.jobReply(Actions.LEASE, Json.bytes(body))));
+    byte[] body = new JobRequests.LeaseRequest(options.job(), epoch, worker).toJson();
+    return LeaseReply.parse(withJob(() -> client.jobReply(Actions.LEASE, body)));
   }
 
   private JobBatch read(long batch, String lease) {

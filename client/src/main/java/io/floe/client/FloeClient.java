@@ -1,11 +1,10 @@
 package io.floe.client;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.protocol.Actions;
 import io.floe.protocol.ClusterViewReply;
 import io.floe.protocol.DatasetStatusReply;
+import io.floe.protocol.JobRequests;
 import io.floe.protocol.JobStatusReply;
-import io.floe.protocol.Json;
 import io.floe.protocol.LoadRequest;
 import io.floe.protocol.NameRequest;
 import io.floe.protocol.ReadRequest;
@@ -251,7 +250,8 @@ public final class FloeClient implements AutoCloseable {
 
   /** A job's status with its counters; NOT_FOUND for a job that is not registered. */
   public JobStatusReply jobStatus(String job) {
-    return JobStatusReply.parse(jobReply(Actions.JOB_STATUS, jobName(job)));
+    return JobStatusReply.parse(
+        jobReply(Actions.JOB_STATUS, new JobRequests.JobStatusRequest(job, null).toJson()));
   }
 
   /**
@@ -259,8 +259,8 @@ public final class FloeClient implements AutoCloseable {
    * the dataset's newest layout (after a refresh), unless the job pins its layout.
    */
   public JobStatusReply jobStatus(String job, int epoch) {
-    ObjectNode body = Json.object().put("job", job).put("epoch", epoch);
-    return JobStatusReply.parse(jobReply(Actions.JOB_STATUS, Json.bytes(body)));
+    return JobStatusReply.parse(
+        jobReply(Actions.JOB_STATUS, new JobRequests.JobStatusRequest(job, (long) epoch).toJson()));
   }
 
   /** Every registered job's status (without an epoch asked for), by id. */
@@ -270,7 +270,7 @@ public final class FloeClient implements AutoCloseable {
 
   /** Drops a job; answers the status it had, with {@link JobStatusReply#dropped()} set. */
   public JobStatusReply dropJob(String job) {
-    return JobStatusReply.parse(jobReply(Actions.DROP_JOB, jobName(job)));
+    return JobStatusReply.parse(jobReply(Actions.DROP_JOB, new JobRequests.JobName(job).toJson()));
   }
 
   /**
@@ -326,12 +326,6 @@ public final class FloeClient implements AutoCloseable {
   /** As {@link #readDynamic(JobOptions, int, String)} under a worker name made up for this JVM. */
   public DynamicJobReader readDynamic(JobOptions options, int epoch) {
     return readDynamic(options, epoch, DynamicJobReader.defaultWorker());
-  }
-
-  private static byte[] jobName(String job) {
-    ObjectNode node = Json.object();
-    node.put("job", job);
-    return Json.bytes(node);
   }
 
   /**

@@ -8,6 +8,10 @@ public final class JobRequests {
 
   /** {@code drop_job}: {"job": "..."}. */
   public record JobName(String job) {
+    public byte[] toJson() {
+      return Json.bytes(Json.object().put("job", job));
+    }
+
     public static JobName parse(byte[] body, String action) {
       String what = action + " action body";
       return new JobName(
@@ -20,6 +24,14 @@ public final class JobRequests {
    * batches are that epoch's (an epoch not begun yet begins on the dataset's newest layout).
    */
   public record JobStatusRequest(String job, Long epoch) {
+    public byte[] toJson() {
+      var node = Json.object().put("job", job);
+      if (epoch != null) {
+        node.put("epoch", epoch);
+      }
+      return Json.bytes(node);
+    }
+
     public static JobStatusRequest parse(byte[] body) {
       String what = "job_status action body";
       Fields fields = new Fields(Json.parseObject(body, what), what, Set.of("job", "epoch"));
@@ -33,6 +45,10 @@ public final class JobRequests {
 
   /** {@code lease}: {"job", "epoch", "worker"}. */
   public record LeaseRequest(String job, long epoch, String worker) {
+    public byte[] toJson() {
+      return Json.bytes(Json.object().put("job", job).put("epoch", epoch).put("worker", worker));
+    }
+
     public static LeaseRequest parse(byte[] body) {
       String what = "lease action body";
       Fields fields =
@@ -44,6 +60,15 @@ public final class JobRequests {
 
   /** {@code ack}: {"job", "epoch", "lease", "worker"}. */
   public record AckRequest(String job, long epoch, String lease, String worker) {
+    public byte[] toJson() {
+      return Json.bytes(
+          Json.object()
+              .put("job", job)
+              .put("epoch", epoch)
+              .put("lease", lease)
+              .put("worker", worker));
+    }
+
     public static AckRequest parse(byte[] body) {
       String what = "ack action body";
       Fields fields =

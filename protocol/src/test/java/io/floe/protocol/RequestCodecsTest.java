@@ -180,4 +180,19 @@ class RequestCodecsTest {
     assertThatThrownBy(() -> JobRequests.AckRequest.parse(json("{\"job\": \"j\", \"epoch\": 2}")))
         .hasMessageContaining("lease");
   }
+
+  /** The job actions' small bodies: what a client writes is what the node reads. */
+  @Test
+  void jobActionBodiesRoundTrip() {
+    var name = new JobRequests.JobName("train");
+    assertThat(JobRequests.JobName.parse(name.toJson(), Actions.DROP_JOB)).isEqualTo(name);
+    for (Long epoch : new Long[] {null, 3L}) {
+      var status = new JobRequests.JobStatusRequest("train", epoch);
+      assertThat(JobRequests.JobStatusRequest.parse(status.toJson())).isEqualTo(status);
+    }
+    var lease = new JobRequests.LeaseRequest("train", 2, "host-1/pid-7/w0");
+    assertThat(JobRequests.LeaseRequest.parse(lease.toJson())).isEqualTo(lease);
+    var ack = new JobRequests.AckRequest("train", 2, "2:17:1:5f3a9c1e", "host-1/pid-7/w0");
+    assertThat(JobRequests.AckRequest.parse(ack.toJson())).isEqualTo(ack);
+  }
 }
