@@ -29,13 +29,32 @@ public final class SliceLoader {
   /** How a slice's file tasks were decoded, as {@code status} reports it. */
   public static final String VECTORIZED = "vectorized";
 
+  /** Decoded by Arrow's C++ Parquet reader ({@link NativeTaskReader}). */
+  public static final String NATIVE = "native";
+
   public static final String GENERIC = "generic";
   public static final String MIXED = "mixed";
 
   private final BufferAllocator nodeAllocator;
   private final TableAccess tables;
   private final AllocatorReaper reaper;
-  private final boolean vectorized;
+  private final Decoders decoders;
+
+  /** The fastest decoders a loader may use; each file task falls back to the next that takes it. */
+  public enum Decoders {
+    /** The generic row reader only. */
+    GENERIC,
+    /**
+     * Iceberg's vectorized Parquet reader for the tasks that allow it (flat columns, no delete
+     * files, a filter the partition decides), the generic row reader for the rest.
+     */
+    VECTORIZED,
+    /**
+     * Arrow's C++ Parquet reader for whole local files the vectorized reader would take and whose
+     * columns decode as the served types, then as {@link #VECTORIZED}.
+     */
+    NATIVE
+  }
 
   /**
    * @param vectorized decode the tasks that allow it with Iceberg's vectorized Parquet reader (flat
@@ -47,10 +66,18 @@ public final class SliceLoader {
       TableAccess tables,
       AllocatorReaper reaper,
       boolean vectorized) {
+    this(nodeAllocator, tables, reaper, vectorized ? Decoders.VECTORIZED : Decoders.GENERIC);
+  }
+
+  public SliceLoader(
+      BufferAllocator nodeAllocator,
+      TableAccess tables,
+      AllocatorReaper reaper,
+      Decoders decoders) {
     this.nodeAllocator = nodeAllocator;
     this.tables = tables;
     this.reaper = reaper;
-    this.vectorized = vectorized;
+    this.decoders = decoders;
   }
 
   /**
@@ -125,8 +152,8 @@ public final class SliceLoader {
   }
 
   /**
-   * Decodes every task of the slice in order into {@code out}: vectorized where it can, else row by
-   * row; answers which of the two did it.
+   * Decodes every task of the slice in order into {@code out}: natively or vectorized where it can,
+   * else row by row; answers which did it ({@link #MIXED} for more than one).
    */
   private String buildBatches(
       SliceRecords records, int batchRows, BufferAllocator scratch, List<ArrowRecordBatch> out) {
@@ -134,8 +161,10 @@ public final class SliceLoader {
     if (tasks.isEmpty()) {
       return GENERIC;
     }
+    int natively = 0;
     int fast = 0;
     int genericUntil = 0;
+    boolean vectorized = decoders != Decoders.GENERIC;
     try (RecordBatchBuilder builder =
         new RecordBatchBuilder(
             scratch,
@@ -155,9 +184,17 @@ public final class SliceLoader {
             end++;
           }
           List<FileScanTask> run = tasks.subList(t, end);
-          java.util.Optional<List<ArrowRecordBatch>> decoded;
+          java.util.Optional<List<ArrowRecordBatch>> decoded = java.util.Optional.empty();
+          if (decoders == Decoders.NATIVE && records.nativelyReadable(run)) {
+            decoded = records.decodedNatively(run, batchRows, scratch);
+            if (decoded.isPresent()) {
+              natively += run.size();
+            }
+          }
           try {
-            decoded = records.vectorized(run, batchRows, scratch);
+            if (decoded.isEmpty()) {
+              decoded = records.vectorized(run, batchRows, scratch);
+            }
           } catch (RuntimeException e) {
             throw StorageFailures.translateReading(e, describe(task));
           }
@@ -187,6 +224,12 @@ public final class SliceLoader {
         out.add(builder.finish());
       }
     }
-    return fast == tasks.size() ? VECTORIZED : fast == 0 ? GENERIC : MIXED;
+    if (fast == 0) {
+      return GENERIC;
+    }
+    if (fast < tasks.size()) {
+      return MIXED;
+    }
+    return natively == fast ? NATIVE : natively == 0 ? VECTORIZED : MIXED;
   }
 }

@@ -91,6 +91,49 @@ public final class SliceRecords {
     }
   }
 
+  /**
+   * Whether a run of {@link #vectorizable} tasks of one file can be decoded by Arrow's C++ Parquet
+   * reader instead (see {@link #decodedNatively}): the native library loaded, a local file read
+   * whole.
+   */
+  public boolean nativelyReadable(List<FileScanTask> run) {
+    return NativeTaskReader.accepts(run) && NativeTaskReader.available();
+  }
+
+  /**
+   * The rows of a whole local file decoded by Arrow's C++ Parquet reader into batches of at most
+   * {@code batchRows} rows under {@code allocator}, or empty when a column comes out in a type the
+   * served one is not, or the native reader fails (then nothing is left allocated, and the run is
+   * for {@link #vectorized}, which reports a bad file as such). Only for runs {@link
+   * #nativelyReadable}.
+   *
+   * @throws org.apache.arrow.memory.OutOfMemoryException when the batches do not fit
+   */
+  public java.util.Optional<List<org.apache.arrow.vector.ipc.message.ArrowRecordBatch>>
+      decodedNatively(
+          List<FileScanTask> run,
+          int batchRows,
+          org.apache.arrow.memory.BufferAllocator allocator) {
+    String location = run.get(0).file().location();
+    try {
+      return java.util.Optional.of(
+          NativeTaskReader.read(
+              io,
+              run,
+              requested,
+              ArrowSchemas.fromIceberg(requested).getFields(),
+              nameMappingJson,
+              batchRows,
+              allocator));
+    } catch (org.apache.arrow.memory.OutOfMemoryException | io.floe.table.StorageFailure e) {
+      throw e;
+    } catch (RuntimeException e) {
+      org.slf4j.LoggerFactory.getLogger(SliceRecords.class)
+          .debug("{} read by the vectorized reader: {}", location, e.toString());
+      return java.util.Optional.empty();
+    }
+  }
+
   public List<FileScanTask> tasks() {
     return tasks;
   }

@@ -31,13 +31,26 @@ public final class SliceReads implements AutoCloseable {
   /** With {@code vectorized} off every slice is decoded by the generic row reader. */
   public SliceReads(
       TableAccess tables, BufferAllocator allocator, long sliceTargetBytes, boolean vectorized) {
+    this(
+        tables,
+        allocator,
+        sliceTargetBytes,
+        vectorized ? SliceLoader.Decoders.VECTORIZED : SliceLoader.Decoders.GENERIC);
+  }
+
+  /** Decoding with at best {@code decoders}, each task falling back as a node's loader does. */
+  public SliceReads(
+      TableAccess tables,
+      BufferAllocator allocator,
+      long sliceTargetBytes,
+      SliceLoader.Decoders decoders) {
     this.tables = tables;
     this.allocator = allocator;
     this.planner = new SlicePlanner(sliceTargetBytes);
-    this.loader = new SliceLoader(allocator, tables, reaper, vectorized);
+    this.loader = new SliceLoader(allocator, tables, reaper, decoders);
   }
 
-  /** Which reader decoded each slice (vectorized, generic, mixed), in plan order. */
+  /** Which reader decoded each slice (native, vectorized, generic, mixed), in plan order. */
   public List<String> decoders(DatasetSpec spec) {
     List<String> decoders = new ArrayList<>();
     for (SliceSpec sliceSpec : plan(spec).slices()) {

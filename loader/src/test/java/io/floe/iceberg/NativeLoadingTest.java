@@ -1,0 +1,240 @@
+package io.floe.iceberg;
+
+import static io.floe.testing.IcebergTestTables.readGeneric;
+import static io.floe.testing.IcebergTestTables.sortedById;
+import static io.floe.testing.RecordAssertions.assertSameRows;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.floe.spec.DatasetSpec;
+import io.floe.table.StorageSettings;
+import io.floe.table.TableAccess;
+import io.floe.testing.IcebergTestTables;
+import io.floe.testing.TestRows;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.types.TimeUnit;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.expressions.Expressions;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Arrow's C++ Parquet reader serves exactly what the generic row reader serves, for every primitive
+ * type with nulls, across batch and row-group boundaries, with columns added later; and every task
+ * it cannot take goes on to the vectorized or the generic reader (a file split across slices,
+ * widened columns, delete files, nested columns, a filter the partition does not decide).
+ */
+class NativeLoadingTest {
+  /** Every primitive column of {@link TestRows#ALL_TYPES}. */
+  private static final List<String> PRIMITIVES =
+      TestRows.ALL_TYPES.columns().stream()
+          .filter(f -> f.type().isPrimitiveType())
+          .map(Types.NestedField::name)
+          .collect(Collectors.toList());
+
+  @TempDir Path dir;
+  private BufferAllocator allocator;
+  private TableAccess tables;
+  private SliceReads natively;
+  private SliceReads generic;
+
+  @BeforeEach
+  void setUp() {
+    allocator = new RootAllocator();
+    tables = new TableAccess(StorageSettings.defaults());
+    // Slices of whole files: the native reader takes a file only whole (row groups of 16 KiB here).
+    natively = new SliceReads(tables, allocator, 1L << 30, SliceLoader.Decoders.NATIVE);
+    generic = new SliceReads(tables, allocator, 64 * 1024, SliceLoader.Decoders.GENERIC);
+  }
+
+  @AfterEach
+  void tearDown() {
+    natively.close();
+    generic.close();
+    tables.close();
+    assertThat(allocator.getAllocatedMemory()).as("bytes still allocated").isZero();
+    allocator.close();
+  }
+
+  /** Both paths serve the same rows in the same order; answers them. */
+  private List<Record> sameBothWays(SliceReads fast, DatasetSpec spec) {
+    List<Record> served = fast.readAll(spec);
+    assertSameRows(served, generic.readAll(spec));
+    return served;
+  }
+
+  @Test
+  void theNativeLibraryLoadsHere() {
+    assertThat(NativeTaskReader.available()).isTrue();
+  }
+
+  @Test
+  void everyPrimitiveTypeWithNullsIsServedAsTheGenericReaderServesIt() {
+    IcebergTestTables.TestTable table =
+        IcebergTestTables.in(dir)
+            .create("all_types", TestRows.ALL_TYPES)
+            .appendFiles(3, 900, TestRows.allTypes(21));
+    // 256-row batches: the native reader hands out slices of larger decoded arrays.
+    DatasetSpec spec =
+        DatasetSpec.of("t", table.metadataLocation()).withColumns(PRIMITIVES).withBatchRows(256);
+
+    List<Record> served = sameBothWays(natively, spec);
+
+    assertThat(served).hasSize(2_700);
+    assertSameRows(
+        sortedById(served),
+        sortedById(
+            readGeneric(
+                table.table(), Expressions.alwaysTrue(), PRIMITIVES.toArray(String[]::new))));
+    assertThat(natively.decoders(spec)).containsOnly(SliceLoader.NATIVE);
+  }
+
+  @Test
+  void aFileOfManyRowGroupsInOneSliceIsReadNativelyOneSplitAcrossSlicesIsNot() {
+    IcebergTestTables.TestTable table =
+        IcebergTestTables.in(dir)
+            .create("events", TestRows.EVENTS)
+            .appendFiles(2, 6_000, TestRows.events(3));
+    assertThat(table.dataFiles().stream().mapToInt(table::rowGroupCount).min().orElseThrow())
+        .as("row groups per file")
+        .isGreaterThan(1);
+    DatasetSpec spec = DatasetSpec.of("e", table.metadataLocation()).withBatchRows(1_000);
+
+    assertThat(sameBothWays(natively, spec)).hasSize(12_000);
+    assertThat(natively.decoders(spec)).containsOnly(SliceLoader.NATIVE);
+    try (SliceReads rowGroups = new SliceReads(tables, allocator, 1, SliceLoader.Decoders.NATIVE)) {
+      assertThat(sameBothWays(rowGroups, spec)).hasSize(12_000);
+      assertThat(rowGroups.decoders(spec)).containsOnly(SliceLoader.VECTORIZED);
+    }
+  }
+
+  @Test
+  void tasksWithDeleteFilesOrNestedColumnsGoToTheGenericReader() {
+    IcebergTestTables.TestTable table =
+        IcebergTestTables.in(dir)
+            .create("all_types", TestRows.ALL_TYPES)
+            .appendFiles(2, 600, TestRows.allTypes(3));
+    DatasetSpec nested = DatasetSpec.of("t", table.metadataLocation());
+    assertThat(natively.decoders(nested)).containsOnly(SliceLoader.GENERIC);
+    sameBothWays(natively, nested);
+
+    table.deletePositions(r -> (Long) r.getField("id") % 3 == 0);
+    DatasetSpec flat = DatasetSpec.of("t", table.metadataLocation()).withColumns(PRIMITIVES);
+    assertThat(sameBothWays(natively, flat)).hasSize(800);
+    assertThat(natively.decoders(flat)).containsOnly(SliceLoader.GENERIC);
+  }
+
+  @Test
+  void aFilterTheTaskPartitionDecidesIsReadNativelyOthersAreNot() {
+    IcebergTestTables.TestTable table =
+        IcebergTestTables.in(dir)
+            .create("events", TestRows.EVENTS, TestRows.EVENTS_BY_CATEGORY_AND_DAY)
+            .appendFiles(2, 1_500, TestRows.events(8));
+    DatasetSpec byPartition =
+        DatasetSpec.of("e", table.metadataLocation())
+            .withColumns(List.of("id", "user_id", "amount", "event_time"))
+            .withFilter("category = 'books'");
+    assertThat(sameBothWays(natively, byPartition)).isNotEmpty();
+    assertThat(natively.decoders(byPartition)).containsOnly(SliceLoader.NATIVE);
+
+    DatasetSpec byValue = byPartition.withFilter("amount > 100");
+    sameBothWays(natively, byValue);
+    assertThat(natively.decoders(byValue)).containsOnly(SliceLoader.GENERIC);
+  }
+
+  @Test
+  void aColumnAddedLaterIsNullsInTheOlderFiles() {
+    IcebergTestTables.TestTable table =
+        IcebergTestTables.in(dir)
+            .create("evolving", TestRows.EVENTS)
+            .appendFiles(2, 700, TestRows.events(4));
+    table.table().updateSchema().addColumn("note", Types.StringType.get()).commit();
+    table.appendRows(laterRows(table, 500));
+    DatasetSpec spec = DatasetSpec.of("v", table.location());
+
+    List<Record> served = sameBothWays(natively, spec);
+
+    assertThat(served).hasSize(1_900);
+    assertThat(served.subList(0, 1_400)).allSatisfy(r -> assertThat(r.getField("note")).isNull());
+    assertThat(served.subList(1_400, 1_900))
+        .anySatisfy(r -> assertThat(r.getField("note")).isNotNull());
+    assertThat(natively.decoders(spec)).containsOnly(SliceLoader.NATIVE);
+  }
+
+  @Test
+  void filesWhoseColumnWasWidenedSinceGoToTheVectorizedReader() {
+    IcebergTestTables.TestTable table =
+        IcebergTestTables.in(dir)
+            .create("evolving", TestRows.EVENTS)
+            .appendFiles(2, 700, TestRows.events(4));
+    // user_id int -> long: the older files' int32 is not the served int64.
+    table.table().updateSchema().updateColumn("user_id", Types.LongType.get()).commit();
+    table.appendRows(laterRows(table, 500));
+    DatasetSpec spec = DatasetSpec.of("w", table.location());
+
+    assertThat(sameBothWays(natively, spec)).hasSize(1_900);
+    // The older snapshot's files are slices of their own (commit order), read vectorized.
+    assertThat(natively.decoders(spec)).containsExactly(SliceLoader.VECTORIZED, SliceLoader.NATIVE);
+  }
+
+  /** Rows of the table's current schema (a note on most, user_id as wide as it is now). */
+  private static List<Record> laterRows(IcebergTestTables.TestTable table, int count) {
+    org.apache.iceberg.Schema now = table.table().schema();
+    List<Record> rows = new java.util.ArrayList<>();
+    long first = table.nextId();
+    for (Record old : TestRows.rows(TestRows.events(9), first, first + count)) {
+      Record row = org.apache.iceberg.data.GenericRecord.create(now);
+      for (Types.NestedField field : now.columns()) {
+        Object value =
+            field.name().equals("note")
+                ? ((Long) old.getField("id") % 4 == 0 ? null : "note " + old.getField("id"))
+                : old.getField(field.name());
+        if (value instanceof Integer i
+            && field.type().typeId() == org.apache.iceberg.types.Type.TypeID.LONG) {
+          value = i.longValue();
+        }
+        row.setField(field.name(), value);
+      }
+      rows.add(row);
+    }
+    return rows;
+  }
+
+  @Test
+  void onlyLocalFilesAreReadNatively() {
+    assertThat(NativeTaskReader.localPath("file:/data/t/a.parquet"))
+        .contains(Path.of("/data/t/a.parquet"));
+    assertThat(NativeTaskReader.localPath("file:///data/t/a.parquet"))
+        .contains(Path.of("/data/t/a.parquet"));
+    assertThat(NativeTaskReader.localPath("/data/t/a.parquet"))
+        .contains(Path.of("/data/t/a.parquet"));
+    assertThat(NativeTaskReader.localPath("file://host/data/a.parquet")).isEmpty();
+    assertThat(NativeTaskReader.localPath("s3://bucket/t/a.parquet")).isEmpty();
+    assertThat(NativeTaskReader.localPath("gs://bucket/t/a.parquet")).isEmpty();
+    assertThat(NativeTaskReader.localPath("data/a.parquet")).isEmpty();
+  }
+
+  @Test
+  void timestampsAreTheSameValuesWhateverTheFileCallsTheirZone() {
+    ArrowType utc = new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC");
+    assertThat(
+            NativeTaskReader.sameValues(
+                new ArrowType.Timestamp(TimeUnit.MICROSECOND, "+00:00"), utc))
+        .isTrue();
+    assertThat(
+            NativeTaskReader.sameValues(new ArrowType.Timestamp(TimeUnit.MICROSECOND, null), utc))
+        .isFalse();
+    assertThat(
+            NativeTaskReader.sameValues(new ArrowType.Timestamp(TimeUnit.NANOSECOND, "UTC"), utc))
+        .isFalse();
+    assertThat(NativeTaskReader.sameValues(ArrowType.LargeUtf8.INSTANCE, ArrowType.Utf8.INSTANCE))
+        .isFalse();
+  }
+}
