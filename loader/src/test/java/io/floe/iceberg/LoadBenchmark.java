@@ -1,0 +1,371 @@
+package io.floe.iceberg;
+
+import io.floe.arrow.ArrowSchemas;
+import io.floe.spec.DatasetSpec;
+import io.floe.spec.TableSource;
+import io.floe.store.AllocatorReaper;
+import io.floe.store.LoadedSlice;
+import io.floe.table.StorageSettings;
+import io.floe.table.TableAccess;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.SchemaParser;
+
+/**
+ * Decoders side by side on the same table, files and columns (issue 22): every round runs each
+ * contender once, in an order that rotates from round to round, on one thread and on all cores (one
+ * task per slice on a pool of that many threads), and prints wall seconds, process CPU seconds,
+ * rows/s and the ratio to pyarrow.dataset's rows/s of the same round. Best and median over the
+ * rounds at the end. No assertions: a benchmark, not a test.
+ *
+ * <ul>
+ *   <li>{@code floe-vectorized}: {@link SliceLoader} as nodes ran it before the native decoder
+ *       (Iceberg's vectorized reader, then batches joined and packed into the slice's memory);
+ *   <li>{@code floe-native}: {@link SliceLoader} with {@link SliceLoader.Decoders#NATIVE};
+ *   <li>{@code iceberg-vectorized-N}: {@link VectorizedTaskReader} alone with N-row batches (no
+ *       joining or packing): the tuning space of Iceberg's reader;
+ *   <li>{@code arrow-native}: {@link NativeTaskReader} alone (Arrow's C++ reader through the JNI
+ *       jar, imported into an accounted allocator, no packing);
+ *   <li>{@code pyarrow}: {@code python/benchmarks/pyarrow_decode.py} in a subprocess ({@code
+ *       dataset(files).to_table()}, timed inside the process: interpreter start not counted).
+ * </ul>
+ *
+ * <p>{@code mvn -B -o -q -pl loader test-compile org.codehaus.mojo:exec-maven-plugin:3.6.4:java
+ * -Dexec.mainClass=io.floe.iceberg.LoadBenchmark -Dexec.classpathScope=test
+ * -Dexec.cleanupDaemonThreads=false -Dexec.args="METADATA_JSON [--rounds R] [--threads 1,2] [--only
+ * a,b] [--python PY]"}
+ */
+public final class LoadBenchmark {
+  private static final String PYTHON_DEFAULT = "/work/main/python/.venv/bin/python";
+
+  private LoadBenchmark() {}
+
+  /** One run's figures. */
+  record Run(double seconds, double cpuSeconds, long rows, long bytes) {}
+
+  /** A contender: decodes the plan's slices on {@code threads} threads. */
+  interface Contender {
+    Run run(int threads) throws Exception;
+  }
+
+  public static void main(String[] args) throws Exception {
+    String metadata = args[0];
+    int rounds = 5;
+    List<Integer> threadCounts = List.of(1, Runtime.getRuntime().availableProcessors());
+    List<String> only = List.of();
+    String python = PYTHON_DEFAULT;
+    for (int i = 1; i < args.length; i += 2) {
+      switch (args[i]) {
+        case "--rounds" -> rounds = Integer.parseInt(args[i + 1]);
+        case "--threads" ->
+            threadCounts =
+                java.util.Arrays.stream(args[i + 1].split(",")).map(Integer::valueOf).toList();
+        case "--only" -> only = List.of(args[i + 1].split(","));
+        case "--python" -> python = args[i + 1];
+        default -> throw new IllegalArgumentException("Unknown option " + args[i]);
+      }
+    }
+    try (TableAccess tables = new TableAccess(StorageSettings.defaults());
+        BufferAllocator root = new RootAllocator()) {
+      DatasetSpec spec = DatasetSpec.of("bench", metadata);
+      TableSource source = tables.resolve(spec.table(), spec.catalog());
+      ScanPlan plan = new SlicePlanner(16L << 20).plan(source, tables.open(source), spec, 1);
+      List<SliceSpec> slices = plan.slices();
+      List<String> files = new ArrayList<>();
+      for (SliceSpec slice : slices) {
+        for (FileScanTask task : new SliceRecords(tables.io(source), slice).tasks()) {
+          String location = task.file().location();
+          String path = NativeTaskReader.localPath(location).orElseThrow().toString();
+          if (!files.contains(path)) {
+            files.add(path);
+          }
+        }
+      }
+      System.out.printf(
+          "%s: %d slices, %d files; %d cores; native library loaded: %s%n",
+          metadata,
+          slices.size(),
+          files.size(),
+          Runtime.getRuntime().availableProcessors(),
+          NativeTaskReader.available());
+
+      Map<String, Contender> contenders = new LinkedHashMap<>();
+      contenders.put(
+          "floe-vectorized",
+          t -> loadSlices(tables, root, slices, SliceLoader.Decoders.VECTORIZED, t));
+      contenders.put(
+          "floe-native", t -> loadSlices(tables, root, slices, SliceLoader.Decoders.NATIVE, t));
+      for (int batch : new int[] {8_192, 32_768, 131_072}) {
+        contenders.put(
+            "iceberg-vectorized-" + batch,
+            t -> decodeFiles(tables, source, root, slices, t, batch, false));
+      }
+      contenders.put(
+          "arrow-native", t -> decodeFiles(tables, source, root, slices, t, 32_768, true));
+      String py = python;
+      contenders.put("pyarrow", t -> pyarrow(py, files, t));
+      if (!only.isEmpty()) {
+        contenders.keySet().retainAll(only);
+      }
+
+      Map<String, List<Run>> results = new LinkedHashMap<>();
+      List<String> names = new ArrayList<>(contenders.keySet());
+      for (int round = 0; round < rounds; round++) {
+        for (int threads : threadCounts) {
+          Map<String, Run> thisRound = new LinkedHashMap<>();
+          for (int k = 0; k < names.size(); k++) {
+            String name = names.get((k + round) % names.size());
+            Run run = contenders.get(name).run(threads);
+            thisRound.put(name, run);
+            results.computeIfAbsent(name + " @" + threads, n -> new ArrayList<>()).add(run);
+            if (root.getAllocatedMemory() != 0) {
+              throw new IllegalStateException(
+                  name + " left " + root.getAllocatedMemory() + " bytes");
+            }
+          }
+          Run reference = thisRound.get("pyarrow");
+          for (Map.Entry<String, Run> e : thisRound.entrySet()) {
+            Run r = e.getValue();
+            System.out.printf(
+                Locale.ROOT,
+                "round %d, %d thread(s): %-24s %7.3f s  cpu %6.2f s  %,11d rows  %6.2f M rows/s%s%n",
+                round,
+                threads,
+                e.getKey(),
+                r.seconds(),
+                r.cpuSeconds(),
+                r.rows(),
+                r.rows() / r.seconds() / 1e6,
+                reference == null
+                    ? ""
+                    : String.format(
+                        Locale.ROOT, "  %.2fx pyarrow", reference.seconds() / r.seconds()));
+          }
+        }
+      }
+      System.out.println();
+      System.out.println(
+          "contender @threads: best | median M rows/s, cores busy (median), ratio to pyarrow's"
+              + " best (median) at the same threads");
+      for (Map.Entry<String, List<Run>> e : results.entrySet()) {
+        String threads = e.getKey().substring(e.getKey().indexOf('@'));
+        List<Run> reference = results.get("pyarrow " + threads);
+        double best = best(e.getValue());
+        double median = median(e.getValue());
+        System.out.printf(
+            Locale.ROOT,
+            "%-30s %6.2f | %6.2f M rows/s  cores %.2f%s%n",
+            e.getKey(),
+            best / 1e6,
+            median / 1e6,
+            medianCores(e.getValue()),
+            reference == null
+                ? ""
+                : String.format(
+                    Locale.ROOT,
+                    "  %.2fx (%.2fx)",
+                    best / best(reference),
+                    median / median(reference)));
+      }
+    }
+  }
+
+  private static double best(List<Run> runs) {
+    return runs.stream().mapToDouble(r -> r.rows() / r.seconds()).max().orElse(0);
+  }
+
+  private static double median(List<Run> runs) {
+    double[] rates = runs.stream().mapToDouble(r -> r.rows() / r.seconds()).sorted().toArray();
+    return rates.length % 2 == 1
+        ? rates[rates.length / 2]
+        : (rates[rates.length / 2 - 1] + rates[rates.length / 2]) / 2;
+  }
+
+  private static double medianCores(List<Run> runs) {
+    double[] cores =
+        runs.stream().mapToDouble(r -> r.cpuSeconds() / r.seconds()).sorted().toArray();
+    return cores[cores.length / 2];
+  }
+
+  private static double processCpuSeconds() {
+    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+            .getProcessCpuTime()
+        / 1e9;
+  }
+
+  /** Runs {@code work} for each slice on a pool of {@code threads}; answers rows and bytes. */
+  private static Run timed(int threads, List<SliceSpec> slices, SliceWork work) throws Exception {
+    AtomicLong rows = new AtomicLong();
+    AtomicLong bytes = new AtomicLong();
+    long started = System.nanoTime();
+    double cpu = processCpuSeconds();
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (SliceSpec slice : slices) {
+        done.add(
+            pool.submit(
+                () -> {
+                  long[] counted = work.decode(slice);
+                  rows.addAndGet(counted[0]);
+                  bytes.addAndGet(counted[1]);
+                  return null;
+                }));
+      }
+      for (Future<?> f : done) {
+        f.get();
+      }
+    } finally {
+      pool.shutdown();
+    }
+    return new Run(
+        (System.nanoTime() - started) / 1e9, processCpuSeconds() - cpu, rows.get(), bytes.get());
+  }
+
+  interface SliceWork {
+    /** Decodes the slice, frees what it decoded, answers {rows, bytes}. */
+    long[] decode(SliceSpec slice) throws Exception;
+  }
+
+  /** Slices loaded as a node loads them, then released. */
+  private static Run loadSlices(
+      TableAccess tables,
+      BufferAllocator root,
+      List<SliceSpec> slices,
+      SliceLoader.Decoders decoders,
+      int threads)
+      throws Exception {
+    try (AllocatorReaper reaper = new AllocatorReaper()) {
+      SliceLoader loader = new SliceLoader(root, tables, reaper, decoders);
+      return timed(
+          threads,
+          slices,
+          slice -> {
+            LoadedSlice loaded = loader.load(slice);
+            long[] counted = {loaded.rows(), loaded.bytes()};
+            loaded.release();
+            return counted;
+          });
+    }
+  }
+
+  /** Each slice's file runs decoded by one reader alone into record batches, then freed. */
+  private static Run decodeFiles(
+      TableAccess tables,
+      TableSource source,
+      BufferAllocator root,
+      List<SliceSpec> slices,
+      int threads,
+      int batchRows,
+      boolean natively)
+      throws Exception {
+    return timed(
+        threads,
+        slices,
+        slice -> {
+          SliceRecords records = new SliceRecords(tables.io(source), slice);
+          Schema requested = SchemaParser.fromJson(slice.requestedSchemaJson());
+          List<Field> served = ArrowSchemas.fromIceberg(requested).getFields();
+          long rows = 0;
+          long bytes = 0;
+          try (BufferAllocator allocator =
+              root.newChildAllocator(slice.sliceId(), 0, Long.MAX_VALUE)) {
+            for (FileScanTask task : records.tasks()) {
+              List<ArrowRecordBatch> batches =
+                  natively
+                      ? NativeTaskReader.read(
+                          tables.io(source),
+                          List.of(task),
+                          requested,
+                          served,
+                          slice.nameMappingJson(),
+                          batchRows,
+                          allocator)
+                      : VectorizedTaskReader.read(
+                          tables.io(source),
+                          List.of(task),
+                          requested,
+                          served,
+                          slice.nameMappingJson(),
+                          batchRows,
+                          allocator);
+              for (ArrowRecordBatch batch : batches) {
+                rows += batch.getLength();
+                for (ArrowBuf buffer : batch.getBuffers()) {
+                  bytes += buffer.readableBytes();
+                }
+                batch.close();
+              }
+            }
+          }
+          return new long[] {rows, bytes};
+        });
+  }
+
+  /** One pyarrow.dataset decode of the files in a subprocess, timed inside it. */
+  private static Run pyarrow(String python, List<String> files, int threads) throws Exception {
+    List<String> command = new ArrayList<>();
+    command.add(python);
+    command.add(script().toString());
+    command.add("--threads");
+    command.add(threads == 1 ? "1" : "all");
+    command.addAll(files);
+    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+    String last = "";
+    try (BufferedReader out =
+        new BufferedReader(
+            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+      for (String line = out.readLine(); line != null; line = out.readLine()) {
+        last = line;
+      }
+    }
+    if (process.waitFor() != 0) {
+      throw new IllegalStateException("pyarrow decode failed: " + last);
+    }
+    return new Run(
+        number(last, "seconds"),
+        number(last, "cpu_seconds"),
+        (long) number(last, "rows"),
+        (long) number(last, "bytes"));
+  }
+
+  /** python/benchmarks/pyarrow_decode.py of the checkout, from the root or a module. */
+  private static Path script() {
+    Path dir = Path.of("").toAbsolutePath();
+    for (Path d = dir; d != null; d = d.getParent()) {
+      Path script = d.resolve("python/benchmarks/pyarrow_decode.py");
+      if (java.nio.file.Files.exists(script)) {
+        return script;
+      }
+    }
+    throw new IllegalStateException("No python/benchmarks/pyarrow_decode.py above " + dir);
+  }
+
+  private static double number(String json, String key) {
+    int at = json.indexOf("\"" + key + "\": ") + key.length() + 4;
+    int end = at;
+    while (end < json.length() && "0123456789.eE+-".indexOf(json.charAt(end)) >= 0) {
+      end++;
+    }
+    return Double.parseDouble(json.substring(at, end));
+  }
+}
