@@ -82,7 +82,7 @@ class RetainedLayout:
 @dataclass(frozen=True)
 class DatasetStatus:
     """A dataset's status, as ``load``, ``status``, ``drop``, ``refresh`` and ``list`` answer it.
-    ``decoders`` counts the held slices each reader decoded (vectorized, generic, mixed)."""
+    ``decoders`` counts the held slices each reader decoded (native, vectorized, generic, mixed)."""
 
     name: str
     state: str

@@ -11,7 +11,7 @@ import java.util.List;
  * @param failure why it FAILED, or null
  * @param snapshotId the snapshot it serves; null before its table is planned
  * @param secondsToReady seconds from the load request to READY; null before that
- * @param decoders how many held slices each reader decoded: vectorized, generic, mixed
+ * @param decoders how many held slices each reader decoded: native, vectorized, generic, mixed
  * @param refresh its last refresh, or null
  * @param retained older layouts kept for the jobs that still read them
  */

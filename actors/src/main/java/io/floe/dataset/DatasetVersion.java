@@ -147,7 +147,7 @@ final class DatasetVersion {
     return rows;
   }
 
-  /** How many held slices each reader decoded (vectorized, generic, mixed). */
+  /** How many held slices each reader decoded (native, vectorized, generic, mixed). */
   Map<String, Integer> decoders() {
     Map<String, Integer> counts = new java.util.TreeMap<>();
     for (int i = 0; i < known.length; i++) {

@@ -59,7 +59,7 @@ public final class NodeResources implements AutoCloseable {
             new ClusterMemory(allocator));
     this.hosting =
         new SliceHosting(
-            new SliceLoader(allocator, tables, reaper, builder.vectorizedLoads),
+            new SliceLoader(allocator, tables, reaper, builder.decoders()),
             loadExecutor,
             sliceStore,
             location,
@@ -134,6 +134,7 @@ public final class NodeResources implements AutoCloseable {
     private CatalogSettings catalogs = CatalogSettings.none();
     private io.floe.table.LocationPolicy locations = io.floe.table.LocationPolicy.any();
     private boolean vectorizedLoads = true;
+    private boolean nativeLoads = false;
     private java.time.Duration retireLinger;
     private io.floe.iceberg.SliceLoadListener loadListener = io.floe.iceberg.SliceLoadListener.NONE;
 
@@ -190,6 +191,24 @@ public final class NodeResources implements AutoCloseable {
     public Builder vectorizedLoads(boolean on) {
       this.vectorizedLoads = on;
       return this;
+    }
+
+    /**
+     * Whether whole local files may be decoded by Arrow's C++ Parquet reader where it applies (off
+     * unless set; the node's configuration turns it on). Only with {@link #vectorizedLoads}.
+     */
+    public Builder nativeLoads(boolean on) {
+      this.nativeLoads = on;
+      return this;
+    }
+
+    private io.floe.iceberg.SliceLoader.Decoders decoders() {
+      if (!vectorizedLoads) {
+        return io.floe.iceberg.SliceLoader.Decoders.GENERIC;
+      }
+      return nativeLoads
+          ? io.floe.iceberg.SliceLoader.Decoders.NATIVE
+          : io.floe.iceberg.SliceLoader.Decoders.VECTORIZED;
     }
 
     /** Hears how slice loads went (the node's metrics). */

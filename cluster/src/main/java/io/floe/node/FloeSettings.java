@@ -33,6 +33,7 @@ public record FloeSettings(
     int loadThreads,
     int loadsPerDataset,
     boolean vectorizedLoads,
+    boolean nativeLoads,
     Duration retireLinger,
     Duration askTimeout,
     Duration askAttemptTimeout,
@@ -82,6 +83,7 @@ public record FloeSettings(
         threads > 0 ? threads : Runtime.getRuntime().availableProcessors(), // 0: one per core
         floe.getInt("load.per-dataset"),
         floe.getBoolean("load.vectorized"),
+        floe.getBoolean("load.native"),
         floe.getDuration("load.retire-linger"),
         floe.getDuration("gateway.ask-timeout"),
         floe.getDuration("gateway.ask-attempt-timeout"),
@@ -170,6 +172,7 @@ public record FloeSettings(
         .loadThreads(loadThreads)
         .loadsPerDataset(loadsPerDataset)
         .vectorizedLoads(vectorizedLoads)
+        .nativeLoads(nativeLoads)
         .retireLinger(retireLinger)
         .storage(storage)
         .catalogs(catalogs)

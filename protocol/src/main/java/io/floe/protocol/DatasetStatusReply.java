@@ -19,7 +19,7 @@ import java.util.TreeMap;
  * @param source where its table came from, once planned; else null
  * @param snapshotId the snapshot it serves; null before its table is planned
  * @param secondsToReady seconds from the load request to READY; null before that
- * @param decoders how many held slices each reader decoded: vectorized, generic, mixed
+ * @param decoders how many held slices each reader decoded: native, vectorized, generic, mixed
  * @param refresh its last refresh, or null
  * @param retainedLayouts older layouts kept for the jobs that still read them
  * @param error why it FAILED; else null
