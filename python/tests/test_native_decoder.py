@@ -1,0 +1,125 @@
+"""Arrow's C++ Parquet reader (the ``native`` decoder) against PyIceberg, on a table PyIceberg wrote.
+
+A local table (``file://``) with every primitive type of test_tables.py, nulls and NaN, in four
+commits of files with several row groups each. A node whose slices are whole files decodes the
+flat columns natively; one whose slices are single row groups (a file split across slices) decodes
+them with Iceberg's vectorized reader; a nested column sends the slices to the generic reader.
+Every way serves the rows PyIceberg's scan returns, value by value, and ``status`` says which
+decoder each slice used.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pyarrow as pa
+import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+
+from compare import same_rows
+from conftest import Node
+from floe import FloeClient
+from test_tables import SCHEMA, _row
+
+FLAT = [f.name for f in SCHEMA if not pa.types.is_struct(f.type)]
+ROW_GROUP_ROWS = 100
+
+
+@pytest.fixture(scope="module")
+def local(tmp_path_factory):
+    """PyIceberg's SQL catalog ``local`` over a ``file://`` warehouse, table ``db.types``."""
+    root = tmp_path_factory.mktemp("native")
+    db = root / "local.db"
+    catalog = SqlCatalog("local", uri=f"sqlite:///{db}", warehouse=f"file://{root / 'warehouse'}")
+    catalog.create_namespace("db")
+    table = catalog.create_table(
+        "db.types", schema=SCHEMA, properties={"write.parquet.row-group-limit": str(ROW_GROUP_ROWS)}
+    )
+    table.append(pa.Table.from_pylist([_row(i) for i in range(0, 600)], schema=SCHEMA))
+    table.append(pa.Table.from_pylist([{"id": 1_000 + i} for i in range(40)], schema=SCHEMA))
+    table.append(
+        pa.Table.from_pylist(
+            [{"id": 2_000 + i, "i": i, "d": math.nan, "f": math.nan} for i in range(40)], schema=SCHEMA
+        )
+    )
+    table.append(pa.Table.from_pylist([_row(i) for i in range(3_000, 3_450)], schema=SCHEMA))
+    return catalog, db
+
+
+# Whole files per slice (the native reader takes a file only whole), and a slice per row group.
+SLICE_SIZES = {"file-slices": "64MiB", "row-group-slices": "1"}
+
+
+@pytest.fixture(scope="module")
+def nodes(classpath, local, tmp_path_factory):
+    catalog, db = local
+    env = {
+        "FLOE_CATALOG__LOCAL__TYPE": "jdbc",
+        "FLOE_CATALOG__LOCAL__URI": f"jdbc:sqlite:{db}",
+        "FLOE_CATALOG__LOCAL__WAREHOUSE": catalog.properties["warehouse"],
+    }
+    started = {
+        name: Node(
+            classpath,
+            tmp_path_factory.mktemp(f"native-{name}") / "node.log",
+            {"floe.load.slice-target-size": size},
+            env=env,
+        )
+        for name, size in SLICE_SIZES.items()
+    }
+    try:
+        for node in started.values():
+            node.wait_ready()
+        yield started
+    finally:
+        for node in started.values():
+            node.stop()
+
+
+_names = iter(range(1_000_000))
+
+
+def _served(node, columns=None, **load):
+    """The rows of a fresh dataset sorted by id, and the decoders its status reports."""
+    name = f"n{next(_names)}"
+    with FloeClient(node.address, timeout=120.0, patience=30.0) as client:
+        status = client.load(name, "local.db.types", columns=columns, **load)
+        assert status["state"] == "READY", status
+        try:
+            decoders = client.status(name)["decoders"]
+            batches = list(client.read_shard(name))
+        finally:
+            client.drop(name)
+    return pa.Table.from_batches(batches).sort_by("id"), decoders
+
+
+def _reference(local, columns=("*",), row_filter="True") -> pa.Table:
+    table = local[0].load_table("db.types")
+    return table.scan(row_filter=row_filter, selected_fields=tuple(columns)).to_arrow().sort_by("id")
+
+
+def test_whole_files_of_flat_columns_are_decoded_natively_as_pyiceberg_reads_them(nodes, local):
+    served, decoders = _served(nodes["file-slices"], FLAT)
+    assert set(decoders) == {"native"}, decoders
+    assert served.num_rows == 1_130
+    same_rows(served, _reference(local, FLAT), "native, flat columns")
+
+
+def test_a_file_split_across_slices_is_decoded_by_the_vectorized_reader(nodes, local):
+    served, decoders = _served(nodes["row-group-slices"], FLAT)
+    # The 40-row files are one row group each: still whole files, still native.
+    assert set(decoders) == {"native", "vectorized"}, decoders
+    assert decoders["vectorized"] > 4  # the 600- and 450-row files, a slice per row group
+    same_rows(served, _reference(local, FLAT), "vectorized, row-group slices")
+
+
+def test_a_nested_column_sends_the_slices_to_the_generic_reader(nodes, local):
+    served, decoders = _served(nodes["file-slices"])
+    assert set(decoders) == {"generic"}, decoders
+    same_rows(served, _reference(local), "generic, nested column")
+
+
+def test_a_filter_the_partition_does_not_decide_is_applied_row_by_row(nodes, local):
+    served, decoders = _served(nodes["file-slices"], FLAT, filter="i >= 3 and l < 0")
+    assert set(decoders) == {"generic"}, decoders
+    same_rows(served, _reference(local, FLAT, "i >= 3 and l < 0"), "generic, filter")
