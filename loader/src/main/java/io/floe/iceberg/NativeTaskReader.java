@@ -81,6 +81,8 @@ final class NativeTaskReader {
       if (loaded == null) {
         try {
           JniLoader.get().ensureLoaded();
+          // The C data interface's own library releases the imported buffers.
+          org.apache.arrow.c.jni.JniLoader.get().ensureLoaded();
           loaded = true;
         } catch (RuntimeException | LinkageError e) {
           LOG.warn(
