@@ -52,10 +52,11 @@ import org.apache.iceberg.SchemaParser;
  * <p>{@code mvn -B -o -q -pl loader test-compile org.codehaus.mojo:exec-maven-plugin:3.6.4:java
  * -Dexec.mainClass=io.floe.iceberg.LoadBenchmark -Dexec.classpathScope=test
  * -Dexec.cleanupDaemonThreads=false -Dexec.args="METADATA_JSON [--rounds R] [--threads 1,2] [--only
- * a,b] [--python PY]"}
+ * a,b] [--slice-target BYTES] [--python PY]"}, or {@code ./floe bench-load}.
  */
 public final class LoadBenchmark {
-  private static final String PYTHON_DEFAULT = "/work/main/python/.venv/bin/python";
+  /** A python with pyarrow; {@code ./floe bench-load} passes the project's venv. */
+  private static final String PYTHON_DEFAULT = "python3";
 
   private LoadBenchmark() {}
 
@@ -73,6 +74,7 @@ public final class LoadBenchmark {
     List<Integer> threadCounts = List.of(1, Runtime.getRuntime().availableProcessors());
     List<String> only = List.of();
     String python = PYTHON_DEFAULT;
+    long sliceTarget = 16L << 20; // floe.load.slice-target-size's default
     for (int i = 1; i < args.length; i += 2) {
       switch (args[i]) {
         case "--rounds" -> rounds = Integer.parseInt(args[i + 1]);
@@ -81,6 +83,7 @@ public final class LoadBenchmark {
                 java.util.Arrays.stream(args[i + 1].split(",")).map(Integer::valueOf).toList();
         case "--only" -> only = List.of(args[i + 1].split(","));
         case "--python" -> python = args[i + 1];
+        case "--slice-target" -> sliceTarget = Long.parseLong(args[i + 1]);
         default -> throw new IllegalArgumentException("Unknown option " + args[i]);
       }
     }
@@ -88,7 +91,7 @@ public final class LoadBenchmark {
         BufferAllocator root = new RootAllocator()) {
       DatasetSpec spec = DatasetSpec.of("bench", metadata);
       TableSource source = tables.resolve(spec.table(), spec.catalog());
-      ScanPlan plan = new SlicePlanner(16L << 20).plan(source, tables.open(source), spec, 1);
+      ScanPlan plan = new SlicePlanner(sliceTarget).plan(source, tables.open(source), spec, 1);
       List<SliceSpec> slices = plan.slices();
       List<String> files = new ArrayList<>();
       for (SliceSpec slice : slices) {
@@ -101,11 +104,15 @@ public final class LoadBenchmark {
         }
       }
       System.out.printf(
-          "%s: %d slices, %d files; %d cores; native library loaded: %s%n",
+          "%s: %d slices (target %,d bytes), %d files; %d cores, Java %s, %s; native library"
+              + " loaded: %s%n",
           metadata,
           slices.size(),
+          sliceTarget,
           files.size(),
           Runtime.getRuntime().availableProcessors(),
+          System.getProperty("java.version"),
+          java.time.Instant.now(),
           NativeTaskReader.available());
 
       Map<String, Contender> contenders = new LinkedHashMap<>();
