@@ -135,6 +135,9 @@ public final class LoadBenchmark {
       }
 
       Map<String, List<Run>> results = new LinkedHashMap<>();
+      // Each run's rows/s over pyarrow's in the same round: neighbours in time, so a busy machine
+      // slows both.
+      Map<String, List<Double>> ratios = new LinkedHashMap<>();
       List<String> names = new ArrayList<>(contenders.keySet());
       for (int round = 0; round < rounds; round++) {
         for (int threads : threadCounts) {
@@ -150,6 +153,13 @@ public final class LoadBenchmark {
             }
           }
           Run reference = thisRound.get("pyarrow");
+          if (reference != null) {
+            for (Map.Entry<String, Run> e : thisRound.entrySet()) {
+              ratios
+                  .computeIfAbsent(e.getKey() + " @" + threads, n -> new ArrayList<>())
+                  .add(reference.seconds() / e.getValue().seconds());
+            }
+          }
           for (Map.Entry<String, Run> e : thisRound.entrySet()) {
             Run r = e.getValue();
             System.out.printf(
@@ -172,7 +182,8 @@ public final class LoadBenchmark {
       System.out.println();
       System.out.println(
           "contender @threads: best | median M rows/s, cores busy (median), ratio to pyarrow's"
-              + " best (median) at the same threads");
+              + " best (median) at the same threads; median and range of the ratios to pyarrow"
+              + " in the same round");
       for (Map.Entry<String, List<Run>> e : results.entrySet()) {
         String threads = e.getKey().substring(e.getKey().indexOf('@'));
         List<Run> reference = results.get("pyarrow " + threads);
@@ -180,7 +191,7 @@ public final class LoadBenchmark {
         double median = median(e.getValue());
         System.out.printf(
             Locale.ROOT,
-            "%-30s %6.2f | %6.2f M rows/s  cores %.2f%s%n",
+            "%-30s %6.2f | %6.2f M rows/s  cores %.2f%s%s%n",
             e.getKey(),
             best / 1e6,
             median / 1e6,
@@ -191,9 +202,20 @@ public final class LoadBenchmark {
                     Locale.ROOT,
                     "  %.2fx (%.2fx)",
                     best / best(reference),
-                    median / median(reference)));
+                    median / median(reference)),
+            ratios.containsKey(e.getKey()) ? roundRatios(ratios.get(e.getKey())) : "");
       }
     }
+  }
+
+  private static String roundRatios(List<Double> ratios) {
+    double[] sorted = ratios.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+    double median =
+        sorted.length % 2 == 1
+            ? sorted[sorted.length / 2]
+            : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+    return String.format(
+        Locale.ROOT, "  per round %.2fx [%.2f-%.2f]", median, sorted[0], sorted[sorted.length - 1]);
   }
 
   private static double best(List<Run> runs) {

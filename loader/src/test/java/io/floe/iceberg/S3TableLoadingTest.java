@@ -60,6 +60,26 @@ class S3TableLoadingTest {
   }
 
   @Test
+  void objectStoreFilesAreDecodedByTheVectorizedReaderWhenTheNativeOneIsAskedFor()
+      throws Exception {
+    try (S3TestServer s3 = S3TestServer.start();
+        BufferAllocator allocator = new RootAllocator()) {
+      IcebergTestTables.TestTable table =
+          IcebergTestTables.inCatalog(s3.catalog("warehouse"), "db")
+              .create("flat", TestRows.EVENTS)
+              .appendFiles(2, 1_000, TestRows.events(2));
+      try (TableAccess tables = new TableAccess(settings(s3, s3.secretKey()));
+          SliceReads reads =
+              new SliceReads(tables, allocator, 1L << 30, SliceLoader.Decoders.NATIVE)) {
+        DatasetSpec spec = DatasetSpec.of("s3", table.metadataLocation());
+        assertSameRows(sortedById(reads.readAll(spec)), sortedById(readAllGeneric(table.table())));
+        assertThat(reads.decoders(spec)).containsOnly(SliceLoader.VECTORIZED);
+      }
+      assertThat(allocator.getAllocatedMemory()).isZero();
+    }
+  }
+
+  @Test
   void refusedCredentialsAndMissingBucketsAndObjectsSayWhatWasWrong() throws Exception {
     try (S3TestServer s3 = S3TestServer.start()) {
       IcebergTestTables.TestTable table =
