@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
@@ -43,6 +44,15 @@ def local(tmp_path_factory):
         )
     )
     table.append(pa.Table.from_pylist([_row(i) for i in range(3_000, 3_450)], schema=SCHEMA))
+    # Files written without field ids, added as they are: read through the name mapping.
+    flat = pa.schema([f for f in SCHEMA if f.name in FLAT])
+    imported = catalog.create_table("db.imported", schema=flat)
+    for part in range(2):
+        path = root / f"imported-{part}.parquet"
+        pq.write_table(
+            pa.Table.from_pylist([_row(i) for i in range(part * 300, part * 300 + 300)], schema=flat), path
+        )
+        imported.add_files([f"file://{path}"])
     return catalog, db
 
 
@@ -79,11 +89,11 @@ def nodes(classpath, local, tmp_path_factory):
 _names = iter(range(1_000_000))
 
 
-def _served(node, columns=None, **load):
+def _served(node, columns=None, table="local.db.types", **load):
     """The rows of a fresh dataset sorted by id, and the decoders its status reports."""
     name = f"n{next(_names)}"
     with FloeClient(node.address, timeout=120.0, patience=30.0) as client:
-        status = client.load(name, "local.db.types", columns=columns, **load)
+        status = client.load(name, table, columns=columns, **load)
         assert status["state"] == "READY", status
         try:
             decoders = client.status(name)["decoders"]
@@ -93,8 +103,8 @@ def _served(node, columns=None, **load):
     return pa.Table.from_batches(batches).sort_by("id"), decoders
 
 
-def _reference(local, columns=("*",), row_filter="True") -> pa.Table:
-    table = local[0].load_table("db.types")
+def _reference(local, columns=("*",), row_filter="True", table="db.types") -> pa.Table:
+    table = local[0].load_table(table)
     return table.scan(row_filter=row_filter, selected_fields=tuple(columns)).to_arrow().sort_by("id")
 
 
@@ -123,3 +133,10 @@ def test_a_filter_the_partition_does_not_decide_is_applied_row_by_row(nodes, loc
     served, decoders = _served(nodes["file-slices"], FLAT, filter="i >= 3 and l < 0")
     assert set(decoders) == {"generic"}, decoders
     same_rows(served, _reference(local, FLAT, "i >= 3 and l < 0"), "generic, filter")
+
+
+def test_files_without_field_ids_are_read_through_the_name_mapping(nodes, local):
+    served, decoders = _served(nodes["file-slices"], table="local.db.imported")
+    assert set(decoders) == {"native"}, decoders
+    assert served.num_rows == 600
+    same_rows(served, _reference(local, table="db.imported"), "native, name mapping")
