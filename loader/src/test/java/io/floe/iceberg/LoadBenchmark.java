@@ -138,6 +138,9 @@ public final class LoadBenchmark {
       // Each run's rows/s over pyarrow's in the same round: neighbours in time, so a busy machine
       // slows both.
       Map<String, List<Double>> ratios = new LinkedHashMap<>();
+      // The same for CPU seconds (pyarrow's over the contender's): what a row costs, which other
+      // work on the machine disturbs less than wall time.
+      Map<String, List<Double>> cpuRatios = new LinkedHashMap<>();
       List<String> names = new ArrayList<>(contenders.keySet());
       for (int round = 0; round < rounds; round++) {
         for (int threads : threadCounts) {
@@ -158,6 +161,9 @@ public final class LoadBenchmark {
               ratios
                   .computeIfAbsent(e.getKey() + " @" + threads, n -> new ArrayList<>())
                   .add(reference.seconds() / e.getValue().seconds());
+              cpuRatios
+                  .computeIfAbsent(e.getKey() + " @" + threads, n -> new ArrayList<>())
+                  .add(reference.cpuSeconds() / e.getValue().cpuSeconds());
             }
           }
           for (Map.Entry<String, Run> e : thisRound.entrySet()) {
@@ -183,7 +189,7 @@ public final class LoadBenchmark {
       System.out.println(
           "contender @threads: best | median M rows/s, cores busy (median), ratio to pyarrow's"
               + " best (median) at the same threads; median and range of the ratios to pyarrow"
-              + " in the same round");
+              + " in the same round, of rows/s and of CPU seconds (pyarrow's over this one's)");
       for (Map.Entry<String, List<Run>> e : results.entrySet()) {
         String threads = e.getKey().substring(e.getKey().indexOf('@'));
         List<Run> reference = results.get("pyarrow " + threads);
@@ -191,7 +197,7 @@ public final class LoadBenchmark {
         double median = median(e.getValue());
         System.out.printf(
             Locale.ROOT,
-            "%-30s %6.2f | %6.2f M rows/s  cores %.2f%s%s%n",
+            "%-30s %6.2f | %6.2f M rows/s  cores %.2f%s%s%s%n",
             e.getKey(),
             best / 1e6,
             median / 1e6,
@@ -203,7 +209,10 @@ public final class LoadBenchmark {
                     "  %.2fx (%.2fx)",
                     best / best(reference),
                     median / median(reference)),
-            ratios.containsKey(e.getKey()) ? roundRatios(ratios.get(e.getKey())) : "");
+            ratios.containsKey(e.getKey()) ? roundRatios(ratios.get(e.getKey())) : "",
+            cpuRatios.containsKey(e.getKey())
+                ? "  cpu" + roundRatios(cpuRatios.get(e.getKey())).substring("  per round".length())
+                : "");
       }
     }
   }
