@@ -81,6 +81,17 @@ public final class SliceLoader {
   }
 
   /**
+   * Loads what the first load would otherwise load itself: the native reader's library, when this
+   * loader may use it. Never throws; a library that cannot be loaded is logged once, and loads go
+   * to the vectorized reader.
+   */
+  public void prepare() {
+    if (decoders == Decoders.NATIVE) {
+      NativeTaskReader.available();
+    }
+  }
+
+  /**
    * @throws io.floe.table.StorageFailure when a data or delete file is missing, refused or cannot
    *     be decoded, naming it
    */
