@@ -1,6 +1,7 @@
 package io.floe.iceberg;
 
 import io.floe.arrow.ArrowSchemas;
+import io.floe.arrow.BatchPacker;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -68,6 +69,12 @@ final class NativeTaskReader {
   private static final long MAGIC_LENGTH = 4;
 
   private static volatile Boolean loaded;
+
+  /**
+   * Where batches land from the native reader before they are copied into a slice's accounted
+   * memory; holds at most a batch per reading thread, for the time of one copy.
+   */
+  private static final BufferAllocator IMPORTS = new org.apache.arrow.memory.RootAllocator();
 
   private NativeTaskReader() {}
 
@@ -161,13 +168,18 @@ final class NativeTaskReader {
         localPath(location)
             .orElseThrow(() -> new UnsupportedOperationException("not a local file: " + location));
     List<ArrowRecordBatch> out = new ArrayList<>();
-    // Batches are imported straight into `allocator`: the records handed out keep those buffers.
-    try (FileSystemDatasetFactory factory =
-        new FileSystemDatasetFactory(
-            allocator,
-            NativeMemoryPool.getDefault(),
-            FileFormat.PARQUET,
-            path.toUri().toString())) {
+    // Batches are imported into an allocator of their own, under a root without a limit, and
+    // copied into `allocator` one by one: Arrow Java's C data import leaks the whole native batch
+    // (and 128 accounted bytes) when an allocation fails midway, so a full node must fail on the
+    // copy, where a failure frees everything, rather than on the import.
+    try (BufferAllocator imports =
+            IMPORTS.newChildAllocator("native " + location, 0, Long.MAX_VALUE);
+        FileSystemDatasetFactory factory =
+            new FileSystemDatasetFactory(
+                imports,
+                NativeMemoryPool.getDefault(),
+                FileFormat.PARQUET,
+                path.toUri().toString())) {
       org.apache.arrow.vector.types.pojo.Schema fileSchema = factory.inspect();
       Map<Integer, String> columnsById = columnsById(fileSchema, nameMappingJson, location);
       List<String> names = new ArrayList<>();
@@ -193,7 +205,10 @@ final class NativeTaskReader {
           sources.add(source);
         }
         while (reader.loadNextBatch()) {
-          out.add(recordBatch(sources, served, root.getRowCount(), allocator));
+          try (ArrowRecordBatch imported =
+              recordBatch(sources, served, root.getRowCount(), imports)) {
+            out.addAll(BatchPacker.pack(List.of(imported), allocator));
+          }
         }
       }
     } catch (RuntimeException | Error e) {

@@ -128,6 +128,13 @@ public final class SliceRecords {
     } catch (org.apache.arrow.memory.OutOfMemoryException | io.floe.table.StorageFailure e) {
       throw e;
     } catch (RuntimeException e) {
+      // The C data import wraps what it meets (IllegalArgumentException): a full node is full
+      // whichever reader asks, so that is not a reason to try the next one.
+      for (Throwable t = e; t != null; t = t.getCause()) {
+        if (t instanceof org.apache.arrow.memory.OutOfMemoryException) {
+          throw e;
+        }
+      }
       org.slf4j.LoggerFactory.getLogger(SliceRecords.class)
           .debug("{} read by the vectorized reader: {}", location, e.toString());
       return java.util.Optional.empty();

@@ -4,8 +4,10 @@ import static io.floe.testing.IcebergTestTables.readGeneric;
 import static io.floe.testing.IcebergTestTables.sortedById;
 import static io.floe.testing.RecordAssertions.assertSameRows;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.floe.spec.DatasetSpec;
+import io.floe.store.AllocatorReaper;
 import io.floe.table.StorageSettings;
 import io.floe.table.TableAccess;
 import io.floe.testing.IcebergTestTables;
@@ -13,7 +15,9 @@ import io.floe.testing.TestRows;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Collectors;
+import org.apache.arrow.dataset.jni.NativeMemoryPool;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.OutOfMemoryException;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.types.TimeUnit;
 import org.apache.arrow.vector.types.pojo.ArrowType;
@@ -205,6 +209,41 @@ class NativeLoadingTest {
       rows.add(row);
     }
     return rows;
+  }
+
+  @Test
+  void aFullNodeFailsANativeLoadWithTheMemoryErrorAndHoldsNothingJavaOrNative() {
+    IcebergTestTables.TestTable table =
+        IcebergTestTables.in(dir)
+            .rowGroupBytes(1L << 20)
+            .create("events", TestRows.EVENTS)
+            .appendFiles(1, 20_000, TestRows.events(6));
+    SliceSpec slice =
+        natively
+            .plan(DatasetSpec.of("e", table.metadataLocation()).withBatchRows(1_024))
+            .slices()
+            .get(0);
+    assertThat(NativeTaskReader.available()).isTrue();
+    long nativeBefore = NativeMemoryPool.getDefault().getBytesAllocated();
+    // Room for the row builder's first batch, not for the file's 20,000 rows.
+    try (BufferAllocator small = allocator.newChildAllocator("small node", 0, 256 * 1024)) {
+      SliceLoader loader =
+          new SliceLoader(small, tables, new AllocatorReaper(), SliceLoader.Decoders.NATIVE);
+
+      Throwable failure = catchThrowable(() -> loader.load(slice));
+
+      assertThat(failure)
+          .isInstanceOf(OutOfMemoryException.class)
+          .hasMessageStartingWith("The node's Arrow memory is full: ");
+      // The native reader met the limit, and no other reader was tried after it.
+      assertThat(failure.getCause().getStackTrace())
+          .anyMatch(frame -> frame.getClassName().equals(NativeTaskReader.class.getName()))
+          .noneMatch(frame -> frame.getClassName().equals(VectorizedTaskReader.class.getName()));
+      assertThat(small.getAllocatedMemory()).isZero();
+    }
+    assertThat(NativeMemoryPool.getDefault().getBytesAllocated())
+        .as("native memory after the failed load")
+        .isLessThanOrEqualTo(nativeBefore);
   }
 
   @Test
