@@ -107,11 +107,11 @@ public final class SliceLoader {
         nodeAllocator.newChildAllocator("scratch " + spec.sliceId(), 0, Long.MAX_VALUE)) {
       String decoder;
       try {
-        decoder = buildBatches(records, spec.batchRows(), scratch, built);
+        decoder = buildBatches(records, spec.batchRows(), scratch, sliceAllocator, built);
         joined = BatchCoalescer.coalesce(built, schema, spec.batchRows(), scratch);
         built.forEach(ArrowRecordBatch::close);
         built.clear();
-        packed = BatchPacker.pack(joined, sliceAllocator);
+        packed = packInto(joined, sliceAllocator);
       } finally {
         built.forEach(ArrowRecordBatch::close);
         joined.forEach(ArrowRecordBatch::close);
@@ -126,6 +126,40 @@ public final class SliceLoader {
       }
       throw e;
     }
+  }
+
+  /**
+   * The batches with all their buffers in {@code slice}: those already there (natively decoded,
+   * joined by nothing) are kept where they are, the rest are packed into one allocation of it. The
+   * caller still owns (and closes) {@code batches}.
+   */
+  private static List<ArrowRecordBatch> packInto(
+      List<ArrowRecordBatch> batches, BufferAllocator slice) {
+    List<ArrowRecordBatch> elsewhere = new ArrayList<>();
+    for (ArrowRecordBatch batch : batches) {
+      if (!heldBy(batch, slice)) {
+        elsewhere.add(batch);
+      }
+    }
+    List<ArrowRecordBatch> copies = BatchPacker.pack(elsewhere, slice);
+    java.util.Iterator<ArrowRecordBatch> copied = copies.iterator();
+    List<ArrowRecordBatch> packed = new ArrayList<>(batches.size());
+    for (ArrowRecordBatch batch : batches) {
+      packed.add(
+          heldBy(batch, slice)
+              ? new ArrowRecordBatch(batch.getLength(), batch.getNodes(), batch.getBuffers())
+              : copied.next());
+    }
+    return packed;
+  }
+
+  private static boolean heldBy(ArrowRecordBatch batch, BufferAllocator allocator) {
+    for (org.apache.arrow.memory.ArrowBuf buffer : batch.getBuffers()) {
+      if (buffer.capacity() > 0 && buffer.getReferenceManager().getAllocator() != allocator) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static OutOfMemoryException outOfMemory(Throwable error) {
@@ -167,7 +201,11 @@ public final class SliceLoader {
    * else row by row; answers which did it ({@link #MIXED} for more than one).
    */
   private String buildBatches(
-      SliceRecords records, int batchRows, BufferAllocator scratch, List<ArrowRecordBatch> out) {
+      SliceRecords records,
+      int batchRows,
+      BufferAllocator scratch,
+      BufferAllocator sliceAllocator,
+      List<ArrowRecordBatch> out) {
     List<FileScanTask> tasks = records.tasks();
     if (tasks.isEmpty()) {
       return GENERIC;
@@ -197,7 +235,9 @@ public final class SliceLoader {
           List<FileScanTask> run = tasks.subList(t, end);
           java.util.Optional<List<ArrowRecordBatch>> decoded = java.util.Optional.empty();
           if (decoders == Decoders.NATIVE && records.nativelyReadable(run)) {
-            decoded = records.decodedNatively(run, batchRows, scratch);
+            // Natively decoded batches are copied once, from Arrow's import straight into the
+            // slice's memory, each in one exact allocation; packing leaves them there.
+            decoded = records.decodedNatively(run, batchRows, sliceAllocator);
             if (decoded.isPresent()) {
               natively += run.size();
             }

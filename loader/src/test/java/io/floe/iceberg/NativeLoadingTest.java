@@ -247,6 +247,40 @@ class NativeLoadingTest {
   }
 
   @Test
+  void aNativelyDecodedSliceHoldsAboutTheBytesItServes() {
+    IcebergTestTables.TestTable table =
+        IcebergTestTables.in(dir)
+            .rowGroupBytes(8L << 20)
+            .create("events", TestRows.EVENTS)
+            .appendFiles(1, 100_000, TestRows.events(7));
+    SliceSpec slice = natively.plan(DatasetSpec.of("e", table.metadataLocation())).slices().get(0);
+    // A node's allocator: exact sizes from 64 KiB up (a plain RootAllocator rounds to powers of 2).
+    try (BufferAllocator node = io.floe.arrow.NodeAllocation.root(1L << 30)) {
+      SliceLoader loader =
+          new SliceLoader(node, tables, new AllocatorReaper(), SliceLoader.Decoders.NATIVE);
+      heldAboutServed(loader.load(slice));
+    }
+  }
+
+  private static void heldAboutServed(io.floe.store.LoadedSlice loaded) {
+    try {
+      long served = 0;
+      for (org.apache.arrow.vector.ipc.message.ArrowRecordBatch batch : loaded.batches()) {
+        for (org.apache.arrow.memory.ArrowBuf buffer : batch.getBuffers()) {
+          served += buffer.readableBytes();
+        }
+      }
+      assertThat(loaded.decoder()).isEqualTo(SliceLoader.NATIVE);
+      assertThat(loaded.rows()).isEqualTo(100_000);
+      assertThat(loaded.allocator().getAllocatedMemory())
+          .as("bytes held for %,d bytes served", served)
+          .isBetween(served, served + served / 20);
+    } finally {
+      loaded.release();
+    }
+  }
+
+  @Test
   void onlyLocalFilesAreReadNatively() {
     assertThat(NativeTaskReader.localPath("file:/data/t/a.parquet"))
         .contains(Path.of("/data/t/a.parquet"));
