@@ -23,7 +23,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.iceberg.FileScanTask;
@@ -88,7 +87,8 @@ public final class LoadBenchmark {
       }
     }
     try (TableAccess tables = new TableAccess(StorageSettings.defaults());
-        BufferAllocator root = new RootAllocator()) {
+        // A node's allocator: exact sizes from 64 KiB up, as slices are held on a node.
+        BufferAllocator root = io.floe.arrow.NodeAllocation.root(Long.MAX_VALUE)) {
       DatasetSpec spec = DatasetSpec.of("bench", metadata);
       TableSource source = tables.resolve(spec.table(), spec.catalog());
       ScanPlan plan = new SlicePlanner(sliceTarget).plan(source, tables.open(source), spec, 1);
