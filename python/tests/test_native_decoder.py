@@ -19,7 +19,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 
 from compare import same_rows
 from conftest import Node
-from floe import FloeClient
+from floe_client import FloeClient
 from test_tables import SCHEMA, _row
 
 FLAT = [f.name for f in SCHEMA if not pa.types.is_struct(f.type)]
