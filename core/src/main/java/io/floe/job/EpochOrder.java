@@ -111,12 +111,7 @@ public final class EpochOrder {
    * up each window's permutation once, which is what serving a batch needs.
    */
   public void locate(long from, int count, int[] slices, long[] rows, int offset) {
-    Preconditions.checkArgument(
-        0 <= from && count >= 0 && from + count <= rows(),
-        "Invalid positions [%s, %s): the epoch has %s rows",
-        from,
-        from + count,
-        rows());
+    checkPositions(from, count);
     long position = from;
     int i = 0;
     while (i < count) {
@@ -164,12 +159,7 @@ public final class EpochOrder {
    * nodes a batch needs without locating its rows.
    */
   public void markSlices(long from, int count, boolean[] marked) {
-    Preconditions.checkArgument(
-        0 <= from && count >= 0 && from + count <= rows(),
-        "Invalid positions [%s, %s): the epoch has %s rows",
-        from,
-        from + count,
-        rows());
+    checkPositions(from, count);
     long position = from;
     long end = from + count;
     while (position < end) {
@@ -181,6 +171,15 @@ public final class EpochOrder {
       }
       position = placeStart[last];
     }
+  }
+
+  private void checkPositions(long from, int count) {
+    Preconditions.checkArgument(
+        0 <= from && count >= 0 && from + count <= rows(),
+        "Invalid positions [%s, %s): the epoch has %s rows",
+        from,
+        from + count,
+        rows());
   }
 
   private int place(long position) {

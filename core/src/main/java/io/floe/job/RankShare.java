@@ -33,16 +33,7 @@ public final class RankShare {
    * the rank's rows of global batch {@code batch}, in order.
    */
   public void locate(long batch, int[] slices, long[] rows) {
-    long start = shape.rankStart(batch, worldSize, rank);
-    int count = rowsPerBatch();
-    int done = 0;
-    while (done < count) {
-      // Slots run contiguously through the epoch's positions until padding wraps to the start.
-      long position = shape.position(start + done);
-      int run = (int) Math.min(count - done, order.rows() - position);
-      order.locate(position, run, slices, rows, done);
-      done += run;
-    }
+    forEachRun(batch, (position, run, done) -> order.locate(position, run, slices, rows, done));
   }
 
   /**
@@ -51,13 +42,30 @@ public final class RankShare {
    * EpochOrder#markSlices}, without locating each row.
    */
   public void markSlices(long batch, boolean[] marked) {
+    forEachRun(batch, (position, run, done) -> order.markSlices(position, run, marked));
+  }
+
+  /**
+   * A run of the rank's slots: {@code run} epoch positions from {@code position}, slot {@code done}
+   * on.
+   */
+  @FunctionalInterface
+  private interface Run {
+    void accept(long position, int run, int done);
+  }
+
+  /**
+   * The rank's slots of global batch {@code batch} as runs of contiguous epoch positions: slots run
+   * contiguously until padding wraps to the epoch's start.
+   */
+  private void forEachRun(long batch, Run visit) {
     long start = shape.rankStart(batch, worldSize, rank);
     int count = rowsPerBatch();
     int done = 0;
     while (done < count) {
       long position = shape.position(start + done);
       int run = (int) Math.min(count - done, order.rows() - position);
-      order.markSlices(position, run, marked);
+      visit.accept(position, run, done);
       done += run;
     }
   }

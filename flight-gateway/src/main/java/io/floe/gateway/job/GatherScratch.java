@@ -20,22 +20,31 @@ final class GatherScratch {
   private int[] valueLength = new int[0];
   private int[] runAt = new int[0];
 
+  /** {@code array}, or a longer one when it holds fewer than {@code length} values. */
+  private static int[] atLeast(int[] array, int length) {
+    return array.length >= length ? array : new int[length];
+  }
+
+  private static long[] atLeast(long[] array, int length) {
+    return array.length >= length ? array : new long[length];
+  }
+
   GatherScratch(int digits) {
     this.digitCounts = new int[digits];
   }
 
   /** The rows' sort keys. */
   long[] keys(int rows) {
-    return keys.length >= rows ? keys : (keys = new long[rows]);
+    return keys = atLeast(keys, rows);
   }
 
   /** The sorted order of the rows, and the other of the sort's two buffers. */
   int[] order(int rows) {
-    return order.length >= rows ? order : (order = new int[rows]);
+    return order = atLeast(order, rows);
   }
 
   int[] spare(int rows) {
-    return spare.length >= rows ? spare : (spare = new int[rows]);
+    return spare = atLeast(spare, rows);
   }
 
   /** A count per digit value of the radix sort. */
@@ -44,33 +53,33 @@ final class GatherScratch {
   }
 
   int[] runSource(int runs) {
-    return runSource.length >= runs ? runSource : (runSource = new int[runs]);
+    return runSource = atLeast(runSource, runs);
   }
 
   int[] runFrom(int runs) {
-    return runFrom.length >= runs ? runFrom : (runFrom = new int[runs]);
+    return runFrom = atLeast(runFrom, runs);
   }
 
   int[] runTo(int runs) {
-    return runTo.length >= runs ? runTo : (runTo = new int[runs]);
+    return runTo = atLeast(runTo, runs);
   }
 
   int[] runLength(int runs) {
-    return runLength.length >= runs ? runLength : (runLength = new int[runs]);
+    return runLength = atLeast(runLength, runs);
   }
 
   /** Where each value of a variable-width column starts in its source. */
   long[] valueAddress(int rows) {
-    return valueAddress.length >= rows ? valueAddress : (valueAddress = new long[rows]);
+    return valueAddress = atLeast(valueAddress, rows);
   }
 
   /** Each value's length in bytes. */
   int[] valueLength(int rows) {
-    return valueLength.length >= rows ? valueLength : (valueLength = new int[rows]);
+    return valueLength = atLeast(valueLength, rows);
   }
 
   /** Which run lands at each place of the part. */
   int[] runAt(int rows) {
-    return runAt.length >= rows ? runAt : (runAt = new int[rows]);
+    return runAt = atLeast(runAt, rows);
   }
 }
