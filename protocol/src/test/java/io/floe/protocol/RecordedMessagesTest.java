@@ -47,21 +47,15 @@ class RecordedMessagesTest {
           Map.entry("request-drop", b -> NameRequest.parse(b, Actions.DROP).toJson()),
           Map.entry(
               "request-register_job", b -> Json.bytes(JobRequest.toJson(JobRequest.parse(b)))),
-          Map.entry("request-job_status", b -> reread(JobRequests.JobStatusRequest.parse(b), b)),
-          Map.entry("request-lease", b -> reread(JobRequests.LeaseRequest.parse(b), b)),
-          Map.entry("request-ack", b -> reread(JobRequests.AckRequest.parse(b), b)),
+          Map.entry("request-job_status", b -> JobRequests.JobStatusRequest.parse(b).toJson()),
+          Map.entry("request-lease", b -> JobRequests.LeaseRequest.parse(b).toJson()),
+          Map.entry("request-ack", b -> JobRequests.AckRequest.parse(b).toJson()),
           Map.entry(
-              "request-drop_job", b -> reread(JobRequests.JobName.parse(b, Actions.DROP_JOB), b)),
+              "request-drop_job", b -> JobRequests.JobName.parse(b, Actions.DROP_JOB).toJson()),
           Map.entry("command-read", b -> ReadRequest.parse(b).toJson()),
           Map.entry(
               "command-job-read",
               b -> JobReadRequest.parse(Json.parseObject(b, "command")).toJson()));
-
-  /** A request whose codec only reads: read it, and compare the recorded bytes to themselves. */
-  private static byte[] reread(Object parsed, byte[] recorded) {
-    assertThat(parsed).isNotNull();
-    return recorded;
-  }
 
   @ParameterizedTest
   @ValueSource(

@@ -159,13 +159,13 @@ public final class JobActions {
   public BatchSource open(JobTicket ticket) {
     DatasetLayout layout = layouts.forTicket(ticket);
     JobRead read = ticket.read();
-    if (read.batchTo() > read.shape(layout.rows()).batches()) {
+    long epochBatches = read.shape(layout.rows()).batches();
+    if (read.batchTo() > epochBatches) {
       // A ticket this cluster signed for another epoch shape than the layout's: the node's fault.
       throw FlightErrors.error(
           ErrorCode.INTERNAL,
           String.format(
-              "Ticket batches up to %d exceed the epoch's %d",
-              read.batchTo(), read.shape(layout.rows()).batches()));
+              "Ticket batches up to %d exceed the epoch's %d", read.batchTo(), epochBatches));
     }
     int[] localOf = new int[layout.slices().size()];
     List<LoadedSlice.Lease> leases = new ArrayList<>();
