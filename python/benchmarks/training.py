@@ -86,7 +86,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 ROOT = Path(__file__).resolve().parents[2]
 # This tree's client (the venv holds an installed copy that may be older); spawned DataLoader
@@ -113,6 +113,8 @@ SHUFFLE_BUFFER_ROWS = 65_536
 READ_ROWS = 65_536  # rows per pyarrow read in the no-cache loader (iter_batches' default)
 CHUNK_BATCHES = 32  # global batches per job plan, as the Python client plans them
 SHUFFLED_JOB, ORDERED_JOB = "bench-training-shuffled", "bench-training-ordered"
+RUNS_JOB = "bench-training-runs"
+RUN_ROWS = 16  # --run-rows: the units of the runs contenders' shuffle
 PLAN_SAMPLES = 15
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -243,11 +245,14 @@ class Contender:
 class FloeLoader(Contender):
     """The documented loader: FloeIterableDataset + FloeDataLoader, 2 spawned workers."""
 
-    def __init__(self, key: str, label: str, address: str, job: str, shuffle: bool, **loader_options):
+    def __init__(self, key: str, label: str, address: str, job: str, shuffle: bool, run_rows: Optional[int] = None,
+                 **loader_options):
         from floe_client.torch import FloeDataLoader, FloeIterableDataset
 
         self.key, self.label, self.job = key, label, job
-        self.data = FloeIterableDataset(address, DATASET, job=job, batch_rows=BATCH_ROWS, seed=SEED, shuffle=shuffle)
+        settings = {} if run_rows is None else {"run_rows": run_rows}
+        self.data = FloeIterableDataset(address, DATASET, job=job, batch_rows=BATCH_ROWS, seed=SEED, shuffle=shuffle,
+                                        **settings)
         self.loader = FloeDataLoader(self.data, num_workers=WORKERS, multiprocessing_context="spawn", **loader_options)
 
     def epoch(self, epoch: int):
@@ -268,11 +273,14 @@ class JobInProcess(Contender):
 
     key, label, job = "job-in-process", "Floe shuffled job, read_job in the loop's process", SHUFFLED_JOB
 
-    def __init__(self, address: str):
+    def __init__(self, address: str, run_rows: Optional[int] = None):
         from floe_client import FloeClient, JobSpec
 
+        if run_rows is not None:
+            self.key, self.job = "job-runs", RUNS_JOB
+            self.label = f"Floe job shuffled in runs of {run_rows}, read_job in the loop's process"
         self.client = FloeClient(address)
-        self.spec = JobSpec(SHUFFLED_JOB, DATASET, BATCH_ROWS, seed=SEED, shuffle=True)
+        self.spec = JobSpec(self.job, DATASET, BATCH_ROWS, seed=SEED, shuffle=True, run_rows=run_rows)
         self.client.register_job_spec(self.spec)
 
     def epoch(self, epoch: int):
@@ -358,8 +366,8 @@ class NoCache(Contender):
         return iter(self.loader)
 
 
-CONTENDERS = ("loader-shuffled", "loader-ordered", "loader-persistent", "job-in-process", "plain-in-process",
-              "no-cache", "loader-floor")
+CONTENDERS = ("loader-shuffled", "loader-ordered", "loader-runs", "loader-persistent", "job-in-process", "job-runs",
+              "plain-in-process", "no-cache", "loader-floor")
 
 
 def _worker_processes() -> Dict[str, Any]:
@@ -382,7 +390,10 @@ def make_contenders(keys: Sequence[str], address: str, table: BenchTable) -> Lis
                                                 "Floe shuffled job, FloeDataLoader, persistent worker processes",
                                                 address, SHUFFLED_JOB, True, persistent_workers=True,
                                                 **_worker_processes()),
+        "loader-runs": lambda: FloeLoader("loader-runs", f"Floe job shuffled in runs of {RUN_ROWS}, FloeDataLoader",
+                                          address, RUNS_JOB, True, run_rows=RUN_ROWS),
         "job-in-process": lambda: JobInProcess(address),
+        "job-runs": lambda: JobInProcess(address, RUN_ROWS),
         "plain-in-process": lambda: PlainInProcess(address),
         "no-cache": lambda: NoCache(table),
         "loader-floor": lambda: HandOverFloor(table),
@@ -407,6 +418,12 @@ class Epoch:
     short_items: int = 0  # items of other than 4,096 rows
     files_per_batch: Optional[float] = None  # warm-up epochs: distinct files of a batch's rows, mean
     duplicate_rows: Optional[int] = None  # warm-up epochs: rows received more than once
+    # Warm-up epochs, how well rows are mixed (see shuffle_quality): runs of consecutive ids in a
+    # batch, the share of a batch's neighbours that are neighbours in the table, and the rank
+    # correlation between a row's place in the table and in the epoch.
+    runs_per_batch: Optional[float] = None
+    adjacent_share: Optional[float] = None
+    rank_correlation: Optional[float] = None
     load_average: Optional[float] = None  # the machine's 1-minute load average at the epoch's end
 
     @property
@@ -446,7 +463,28 @@ def run_epoch(contender: Contender, epoch: int, round_: int, node_pids: Sequence
         )
         every = np.concatenate(ids)
         result.duplicate_rows = int(every.size - np.unique(every).size)
+        result.runs_per_batch, result.adjacent_share, result.rank_correlation = shuffle_quality(ids)
     return result
+
+
+def shuffle_quality(batches: Sequence[np.ndarray]) -> Tuple[float, float, float]:
+    """How well an epoch's rows are mixed, from the ids of its batches in order (the bench table's
+    ids are the rows' places in its files): the mean count of runs of consecutive ids in a batch
+    (4,096 for rows drawn one by one, 1 for a plain read: the independent draws a batch holds), the
+    share of neighbours in a batch that are neighbours in the table, and Spearman's rank correlation
+    between a row's place in the table and its place in the epoch (about 0 when the epoch forgets
+    where rows were, 1 for the table's order)."""
+    runs, adjacent, pairs = [], 0, 0
+    for ids in batches:
+        joined = np.diff(ids) == 1
+        runs.append(int(ids.size - joined.sum()))
+        adjacent += int(joined.sum())
+        pairs += max(ids.size - 1, 0)
+    every = np.concatenate(batches)
+    places = np.empty(every.size, dtype=np.float64)
+    places[np.argsort(every, kind="stable")] = np.arange(every.size, dtype=np.float64)
+    correlation = float(np.corrcoef(np.arange(every.size, dtype=np.float64), places)[0, 1])
+    return statistics.fmean(runs), adjacent / max(pairs, 1), correlation
 
 
 # -- job plans on the wire -------------------------------------------------------------------------
@@ -637,7 +675,9 @@ def measure(args, table: BenchTable, log_dir: Path) -> Dict[str, Any]:
             result = run_epoch(contender, epoch, round_, nodes, nodes, bounds if analyse else None)
             epochs.append(result)
             mix = "" if result.files_per_batch is None else (
-                f", {result.files_per_batch:.1f} files/batch, {result.duplicate_rows} rows twice")
+                f", {result.files_per_batch:.1f} files/batch, {result.runs_per_batch:,.0f} runs/batch, "
+                f"{result.adjacent_share:.1%} neighbours adjacent, rank corr. {result.rank_correlation:+.3f}, "
+                f"{result.duplicate_rows} rows twice")
             what = {0: "first epoch after load", -1: "warm-up"}.get(round_, f"round {round_}/{args.rounds}")
             print(f"  {what:<22} {contender.label:<62} {result.rows_s / 1e3:>8,.0f} k rows/s  first item "
                   f"{_s(result.first_item_s)}  CPU {result.reader_cpu_s:.2f} / node {result.node_cpu_s:.2f} s{mix}",
@@ -1008,6 +1048,8 @@ def parse_args(argv: Sequence[str]):
     parser.add_argument("--node", choices=("floe", "java"), default="floe",
                         help="start the node with ./floe node (default) or the same java command without the "
                         "launcher's build check (tests)")
+    parser.add_argument("--run-rows", type=int, default=RUN_ROWS,
+                        help=f"the unit of the runs contenders' shuffle (default {RUN_ROWS})")
     parser.add_argument("--quick", action="store_true",
                         help="a smoke run: 200,000 rows, 1 round of 1 epoch, no warm-up epochs")
     args = parser.parse_args(argv)
@@ -1015,6 +1057,8 @@ def parse_args(argv: Sequence[str]):
     args.rounds = args.rounds if args.rounds is not None else (1 if args.quick else 3)
     args.epochs = args.epochs if args.epochs is not None else (1 if args.quick else 2)
     args.contenders = [k.strip() for k in args.contenders.split(",") if k.strip()]
+    global RUN_ROWS
+    RUN_ROWS = args.run_rows
     unknown = [k for k in args.contenders if k not in CONTENDERS]
     if unknown or not args.contenders:
         parser.error(f"--contenders: unknown {', '.join(unknown) or '(none given)'}; choose from {', '.join(CONTENDERS)}")

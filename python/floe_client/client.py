@@ -323,6 +323,7 @@ class FloeClient:
         tail: str = "drop",
         block_rows: Optional[int] = None,
         window_blocks: Optional[int] = None,
+        run_rows: Optional[int] = None,
         lease_timeout_ms: Optional[int] = None,
     ) -> dict:
         """Registers training job ``job`` over the READY dataset ``dataset`` and answers its status
@@ -343,6 +344,7 @@ class FloeClient:
                 tail=tail,
                 block_rows=block_rows,
                 window_blocks=window_blocks,
+                run_rows=run_rows,
                 lease_timeout_ms=lease_timeout_ms,
             )
         )

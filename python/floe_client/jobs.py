@@ -106,6 +106,7 @@ class JobSpec:
     tail: str = "drop"
     block_rows: Optional[int] = None
     window_blocks: Optional[int] = None
+    run_rows: Optional[int] = None
     lease_timeout_ms: Optional[int] = None
     pin_layout: Optional[bool] = None
 
@@ -127,7 +128,7 @@ class JobSpec:
             object.__setattr__(self, "columns", tuple(str(c) for c in self.columns))
         if self.pin_layout is not None and not isinstance(self.pin_layout, bool):
             raise TypeError(f"pin_layout must be True or False, not {self.pin_layout!r}")
-        for name in ("block_rows", "window_blocks", "lease_timeout_ms"):
+        for name in ("block_rows", "window_blocks", "run_rows", "lease_timeout_ms"):
             value = getattr(self, name)
             if value is not None:
                 _check_int(name, value, 1)

@@ -180,7 +180,7 @@ class JobStatus:
     dropped: bool = False
 
     # The job's settings as register_job took them: kept whole in ``settings``.
-    _SETTINGS = ("seed", "shuffle", "columns", "tail", "block_rows", "window_blocks", "lease_timeout_ms", "pin_layout")
+    _SETTINGS = ("seed", "shuffle", "columns", "tail", "block_rows", "window_blocks", "run_rows", "lease_timeout_ms", "pin_layout")
 
     @classmethod
     def of(cls, reply: dict) -> "JobStatus":

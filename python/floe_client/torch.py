@@ -155,6 +155,7 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
         tail: str = "drop",
         block_rows: Optional[int] = None,
         window_blocks: Optional[int] = None,
+        run_rows: Optional[int] = None,
         lease_timeout_ms: Optional[int] = None,
         pin_layout: Optional[bool] = None,
         rank: Optional[int] = None,
@@ -182,6 +183,7 @@ class FloeIterableDataset(torch.utils.data.IterableDataset):
             tail=tail,
             block_rows=block_rows,
             window_blocks=window_blocks,
+            run_rows=run_rows,
             lease_timeout_ms=lease_timeout_ms,
             pin_layout=pin_layout,
         )

@@ -28,6 +28,7 @@ public final class JobOptions {
   public static final int BLOCK_ROWS_MAX = JobSpec.MAX_BATCH_ROWS;
   public static final int WINDOW_BLOCKS_DEFAULT = JobSpec.WINDOW_BLOCKS_DEFAULT;
   public static final int WINDOW_BLOCKS_MAX = JobSpec.MAX_WINDOW_BLOCKS;
+  public static final int RUN_ROWS_DEFAULT = JobSpec.RUN_ROWS_DEFAULT;
   public static final long LEASE_TIMEOUT_MS_DEFAULT = JobSpec.LEASE_TIMEOUT_MILLIS_DEFAULT;
   public static final long LEASE_TIMEOUT_MS_MIN = JobSpec.MIN_LEASE_TIMEOUT_MILLIS;
   public static final long LEASE_TIMEOUT_MS_MAX = JobSpec.MAX_LEASE_TIMEOUT_MILLIS;
@@ -42,6 +43,7 @@ public final class JobOptions {
   private final TailPolicy tail;
   private final Integer blockRows;
   private final Integer windowBlocks;
+  private final Integer runRows;
   private final Long leaseTimeoutMs;
   private final Boolean pinLayout;
 
@@ -56,6 +58,7 @@ public final class JobOptions {
     this.tail = builder.tail;
     this.blockRows = builder.blockRows;
     this.windowBlocks = builder.windowBlocks;
+    this.runRows = builder.runRows;
     this.leaseTimeoutMs = builder.leaseTimeoutMs;
     this.pinLayout = builder.pinLayout;
   }
@@ -78,6 +81,7 @@ public final class JobOptions {
     builder.tail = tail;
     builder.blockRows = blockRows;
     builder.windowBlocks = windowBlocks;
+    builder.runRows = runRows;
     builder.leaseTimeoutMs = leaseTimeoutMs;
     builder.pinLayout = pinLayout;
     return builder;
@@ -126,6 +130,11 @@ public final class JobOptions {
     return windowBlocks == null ? WINDOW_BLOCKS_DEFAULT : windowBlocks;
   }
 
+  /** Rows a window shuffles as one unit: 1 mixes single rows. */
+  public int runRows() {
+    return runRows == null ? RUN_ROWS_DEFAULT : runRows;
+  }
+
   public long leaseTimeoutMs() {
     return leaseTimeoutMs == null ? LEASE_TIMEOUT_MS_DEFAULT : leaseTimeoutMs;
   }
@@ -166,6 +175,9 @@ public final class JobOptions {
     if (windowBlocks != null) {
       node.put("window_blocks", windowBlocks);
     }
+    if (runRows != null) {
+      node.put("run_rows", runRows);
+    }
     if (leaseTimeoutMs != null) {
       node.put("lease_timeout_ms", leaseTimeoutMs);
     }
@@ -198,6 +210,7 @@ public final class JobOptions {
         && tail == that.tail
         && Objects.equals(blockRows, that.blockRows)
         && Objects.equals(windowBlocks, that.windowBlocks)
+        && Objects.equals(runRows, that.runRows)
         && Objects.equals(leaseTimeoutMs, that.leaseTimeoutMs)
         && Objects.equals(pinLayout, that.pinLayout);
   }
@@ -215,6 +228,7 @@ public final class JobOptions {
         tail,
         blockRows,
         windowBlocks,
+        runRows,
         leaseTimeoutMs,
         pinLayout);
   }
@@ -236,6 +250,7 @@ public final class JobOptions {
     private TailPolicy tail;
     private Integer blockRows;
     private Integer windowBlocks;
+    private Integer runRows;
     private Long leaseTimeoutMs;
     private Boolean pinLayout;
 
@@ -311,6 +326,20 @@ public final class JobOptions {
           blocks,
           WINDOW_BLOCKS_MAX);
       this.windowBlocks = blocks;
+      return this;
+    }
+
+    /**
+     * Rows a window shuffles as one unit, at most {@code block_rows} (checked by the node): more
+     * than 1 serves runs of neighbouring rows, which costs the node far less to gather.
+     */
+    public Builder runRows(int rows) {
+      Preconditions.checkArgument(
+          rows >= 1 && rows <= BLOCK_ROWS_MAX,
+          "Invalid run_rows: %s (must be in 1..%s)",
+          rows,
+          BLOCK_ROWS_MAX);
+      this.runRows = rows;
       return this;
     }
 

@@ -9,10 +9,11 @@ import java.util.SplittableRandom;
 /**
  * One epoch's order of a dataset's rows: a pure function of the slices' row counts, the order
  * settings and the epoch. Every slice is cut into blocks of {@code blockRows}; the blocks are
- * shuffled; consecutive runs of {@code windowBlocks} shuffled blocks form windows whose rows are
- * shuffled among themselves. So rows mix across the whole dataset at block grain and within a
- * window at row grain, while a window's rows sit in a bounded number of blocks. Without shuffle the
- * order is the dataset's global order.
+ * shuffled; consecutive runs of {@code windowBlocks} shuffled blocks form windows whose units are
+ * shuffled among themselves, a unit being {@code runRows} neighbouring rows of one block (a block's
+ * last unit may be shorter). So rows mix across the whole dataset at block grain and within a
+ * window at unit grain (row grain when {@code runRows} is 1), while a window's rows sit in a
+ * bounded number of blocks. Without shuffle the order is the dataset's global order.
  *
  * <p>Thread-safe. Window permutations are computed when first needed and a few are kept.
  */
@@ -38,10 +39,11 @@ public final class EpochOrder {
   private final int blockRows;
   private final int windowBlocks;
   private final long windowSeed;
-  private final Map<Integer, int[]> windows =
+  private final int runRows;
+  private final Map<Integer, WindowUnits> windows =
       new LinkedHashMap<>(16, 0.75f, true) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<Integer, int[]> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<Integer, WindowUnits> eldest) {
           return size() > CACHED_WINDOWS;
         }
       };
@@ -68,6 +70,12 @@ public final class EpochOrder {
     this.shuffle = settings.shuffle();
     this.blockRows = blockRows;
     this.windowBlocks = settings.windowBlocks();
+    this.runRows = settings.runRows();
+    Preconditions.checkArgument(
+        runRows >= 1 && runRows <= blockRows,
+        "Invalid run_rows %s: must be in 1..block_rows (%s)",
+        runRows,
+        blockRows);
     long epochSeed = mix(settings.seed() ^ mix(epoch + 0x9E3779B97F4A7C15L));
     this.windowSeed = mix(epochSeed + 1);
     this.placeBlock = new int[blocks];
@@ -98,7 +106,9 @@ public final class EpochOrder {
     if (shuffle) {
       int window = place(position) / windowBlocks;
       long windowStart = placeStart[window * windowBlocks];
-      target = windowStart + window(window)[(int) (position - windowStart)];
+      WindowUnits units = window(window);
+      int k = units.placed((int) (position - windowStart));
+      target = windowStart + units.offset(k) + (position - windowStart - units.placedStart(k));
     }
     int place = place(target);
     int block = placeBlock[place];
@@ -131,23 +141,33 @@ public final class EpochOrder {
       int last = Math.min(first + windowBlocks, placeBlock.length);
       long windowStart = placeStart[first];
       long windowEnd = placeStart[last];
-      int[] permutation = window(window);
+      WindowUnits units = window(window);
       // A window of whole blocks (all but those holding a slice's last rows) finds a row's place
       // by division rather than by a search.
       boolean whole = windowEnd - windowStart == (long) (last - first) * blockRows;
-      for (; i < count && position < windowEnd; i++, position++) {
-        int shuffled = permutation[(int) (position - windowStart)];
-        long target = windowStart + shuffled;
+      while (i < count && position < windowEnd) {
+        int q = (int) (position - windowStart);
+        int k = units.placed(q);
+        int within = q - units.placedStart(k);
+        // The unit's rows are neighbours in one block: located together.
+        int n = Math.min(units.length(k) - within, count - i);
+        long target = windowStart + units.offset(k) + within;
         int place;
         if (whole) {
-          place = first + shuffled / blockRows;
+          place = first + (int) ((target - windowStart) / blockRows);
         } else {
           int index = Arrays.binarySearch(placeStart, first, last + 1, target);
           place = index >= 0 ? index : -index - 2;
         }
         int block = placeBlock[place];
-        slices[offset + i] = blockSlice[block];
-        rows[offset + i] = blockStart[block] + (target - placeStart[place]);
+        int slice = blockSlice[block];
+        long row = blockStart[block] + (target - placeStart[place]);
+        for (int t = 0; t < n; t++) {
+          slices[offset + i + t] = slice;
+          rows[offset + i + t] = row + t;
+        }
+        i += n;
+        position += n;
       }
     }
   }
@@ -188,20 +208,96 @@ public final class EpochOrder {
     return index >= 0 ? index : -index - 2;
   }
 
-  private int[] window(int window) {
+  private WindowUnits window(int window) {
     synchronized (windows) {
-      int[] permutation = windows.get(window);
-      if (permutation == null) {
-        int first = window * windowBlocks;
-        int last = Math.min(first + windowBlocks, placeBlock.length);
-        permutation = new int[(int) (placeStart[last] - placeStart[first])];
-        for (int i = 0; i < permutation.length; i++) {
-          permutation[i] = i;
-        }
-        shuffleInPlace(permutation, new SplittableRandom(mix(windowSeed + window)));
-        windows.put(window, permutation);
+      WindowUnits units = windows.get(window);
+      if (units == null) {
+        units = new WindowUnits(window);
+        windows.put(window, units);
       }
-      return permutation;
+      return units;
+    }
+  }
+
+  /**
+   * One window's units in the epoch's order. Units are cut block by block, so each is one run of
+   * one block's rows. When every unit has {@code runRows} rows (always, for single rows) a unit is
+   * found by division and only the permutation is kept; otherwise the units' offsets too.
+   */
+  private final class WindowUnits {
+    /** permutation[k]: the unit at the window's k-th place, units numbered in the blocks' order. */
+    private final int[] permutation;
+
+    /** Where each unit starts in the window's blocks, by unit; null when all are whole. */
+    private final int[] unitOffset;
+
+    /** Where the k-th placed unit starts in the window's part of the epoch; null when all whole. */
+    private final int[] placedOffset;
+
+    WindowUnits(int window) {
+      int first = window * windowBlocks;
+      int last = Math.min(first + windowBlocks, placeBlock.length);
+      int count = 0;
+      boolean whole = true;
+      for (int p = first; p < last; p++) {
+        long rows = placeStart[p + 1] - placeStart[p];
+        count += (int) ((rows + runRows - 1) / runRows);
+        whole &= rows % runRows == 0;
+      }
+      permutation = new int[count];
+      for (int i = 0; i < count; i++) {
+        permutation[i] = i;
+      }
+      shuffleInPlace(permutation, new SplittableRandom(mix(windowSeed + window)));
+      if (whole) {
+        unitOffset = null;
+        placedOffset = null;
+        return;
+      }
+      unitOffset = new int[count + 1];
+      int u = 0;
+      for (int p = first; p < last; p++) {
+        int start = (int) (placeStart[p] - placeStart[first]);
+        int end = (int) (placeStart[p + 1] - placeStart[first]);
+        for (int at = start; at < end; at += runRows) {
+          unitOffset[u++] = at;
+        }
+      }
+      unitOffset[count] = (int) (placeStart[last] - placeStart[first]);
+      placedOffset = new int[count + 1];
+      for (int k = 0; k < count; k++) {
+        placedOffset[k + 1] = placedOffset[k] + unitLength(permutation[k]);
+      }
+    }
+
+    /** The place (index into the permutation) of the unit at offset {@code q} of the window. */
+    int placed(int q) {
+      if (placedOffset == null) {
+        return runRows == 1 ? q : q / runRows;
+      }
+      int index = Arrays.binarySearch(placedOffset, q);
+      // Units are never empty, so their offsets strictly increase and a hit is the unit itself.
+      return index >= 0 ? index : -index - 2;
+    }
+
+    /** Where the unit at place {@code k} starts in the window's part of the epoch. */
+    int placedStart(int k) {
+      return placedOffset == null ? k * runRows : placedOffset[k];
+    }
+
+    /** Where the unit at place {@code k} starts in the window's blocks. */
+    int offset(int k) {
+      int unit = permutation[k];
+      return unitOffset == null ? unit * runRows : unitOffset[unit];
+    }
+
+    /** The rows of the unit at place {@code k}. */
+    int length(int k) {
+      return unitLength(permutation[k]);
+    }
+
+    private int unitLength(int unit) {
+      return unitOffset == null ? runRows : unitOffset[unit + 1] - unitOffset[unit];
     }
   }
 

@@ -14,6 +14,7 @@ import java.util.regex.Pattern;
  *
  * @param columns the dataset columns the job reads, in this order; empty means all
  * @param batchRows rows of one global batch (all ranks' batch k together), or of one lease
+ * @param runRows the rows a window shuffles as one unit (see {@link EpochOrder})
  * @param pinLayout read every epoch from the layout the job was registered on; otherwise each epoch
  *     is read from the dataset's newest layout when the epoch begins (after a refresh)
  */
@@ -28,11 +29,13 @@ public record JobSpec(
     TailPolicy tail,
     int blockRows,
     int windowBlocks,
+    int runRows,
     long leaseTimeoutMillis,
     boolean pinLayout)
     implements CborSerializable {
   public static final int BLOCK_ROWS_DEFAULT = 4096;
   public static final int WINDOW_BLOCKS_DEFAULT = 16;
+  public static final int RUN_ROWS_DEFAULT = 1;
   public static final long LEASE_TIMEOUT_MILLIS_DEFAULT = 30_000;
   public static final int MAX_BATCH_ROWS = 1 << 20;
   public static final int MAX_WINDOW_BLOCKS = 4096;
@@ -73,6 +76,11 @@ public record JobSpec(
     checkRange("batch_rows", batchRows, 1, MAX_BATCH_ROWS);
     checkRange("block_rows", blockRows, 1, MAX_BATCH_ROWS);
     checkRange("window_blocks", windowBlocks, 1, MAX_WINDOW_BLOCKS);
+    // A job recorded before runs existed reads as 0: its order mixed single rows.
+    if (runRows == 0) {
+      runRows = 1;
+    }
+    checkRange("run_rows", runRows, 1, blockRows);
     Preconditions.checkArgument(
         (long) blockRows * windowBlocks <= MAX_WINDOW_ROWS,
         "Invalid window: block_rows × window_blocks = %s exceeds %s rows",
@@ -89,6 +97,6 @@ public record JobSpec(
 
   /** The settings that fix an epoch's order of rows. */
   public OrderSettings order() {
-    return new OrderSettings(seed, shuffle, blockRows, windowBlocks);
+    return new OrderSettings(seed, shuffle, blockRows, windowBlocks, runRows);
   }
 }

@@ -147,6 +147,99 @@ class EpochOrderTest {
     }
   }
 
+  /**
+   * Jobs registered before runs existed shuffled single rows; their orders must not change, or a
+   * saved state would resume them at the wrong rows. The checksum was printed by the order as it
+   * was then (commit 1aab6d9) over these settings.
+   */
+  @Test
+  void singleRowUnitsKeepTheOrdersOfJobsRegisteredBeforeRuns() {
+    long checksum = 17;
+    for (long seed : new long[] {0, 11, -7}) {
+      for (int blockRows : new int[] {1, 64, 100, 1000, 5000}) {
+        for (int window : new int[] {1, 3, 16}) {
+          for (long epoch = 0; epoch < 3; epoch++) {
+            EpochOrder order =
+                new EpochOrder(SLICES, new OrderSettings(seed, true, blockRows, window), epoch);
+            for (long p = 0; p < order.rows(); p++) {
+              EpochOrder.RowRef ref = order.at(p);
+              checksum = checksum * 31 + ref.slice() * 100_003L + ref.row();
+            }
+          }
+        }
+      }
+    }
+    assertThat(checksum).isEqualTo(6949171288355527401L);
+  }
+
+  /**
+   * With runs, a window shuffles units of {@code runRows} neighbouring rows of one block: the epoch
+   * is every row once, cut into runs of consecutive rows that are whole units (shorter only where a
+   * block ends), and the units still mix across the window.
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {2, 7, 16, 64})
+  void runsKeepUnitsOfNeighbouringRowsTogether(int runRows) {
+    for (int blockRows : new int[] {64, 100, 1000}) {
+      OrderSettings settings = new OrderSettings(4, true, blockRows, 3, runRows);
+      long[] rows = order(settings, 1);
+      long[] sorted = rows.clone();
+      Arrays.sort(sorted);
+      for (int i = 0; i < sorted.length; i++) {
+        assertThat(sorted[i]).isEqualTo(i);
+      }
+      EpochOrder order = new EpochOrder(SLICES, settings, 1);
+      long units = 0;
+      int p = 0;
+      while (p < rows.length) {
+        EpochOrder.RowRef first = order.at(p);
+        // A unit starts at a multiple of runRows within its block and ends with the unit or block.
+        long inBlock = first.row() % blockRows;
+        assertThat(inBlock % runRows).as("unit start at position %s", p).isZero();
+        long blockEnd = Math.min(first.row() - inBlock + blockRows, SLICES[first.slice()]);
+        long length = Math.min(runRows, blockEnd - first.row());
+        for (int t = 1; t < length; t++) {
+          assertThat(order.at(p + t))
+              .isEqualTo(new EpochOrder.RowRef(first.slice(), first.row() + t));
+        }
+        p += (int) length;
+        units++;
+      }
+      long breaks = 0;
+      for (int i = 1; i < rows.length; i++) {
+        if (rows[i] != rows[i - 1] + 1) {
+          breaks++;
+        }
+      }
+      assertThat(breaks).as("units are shuffled").isGreaterThan(units / 2);
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(ints = {1, 3, 16})
+  void locatingRunsOfPositionsAgreesWithOnePositionAtATimeForRuns(int runRows) {
+    // Blocks of 300 rows with units of 16 leave short units at every block's end, and slices'
+    // last blocks short ones: windows whose units differ in length.
+    EpochOrder order = new EpochOrder(SLICES, new OrderSettings(8, true, 300, 3, runRows), 5);
+    Random random = new Random(runRows);
+    for (int run = 0; run < 200; run++) {
+      long from = random.nextInt((int) ROWS);
+      int count = random.nextInt((int) (ROWS - from) + 1);
+      int[] slices = new int[count + 1];
+      long[] rows = new long[count + 1];
+      order.locate(from, count, slices, rows, 1);
+      for (int i = 0; i < count; i++) {
+        assertThat(new EpochOrder.RowRef(slices[i + 1], rows[i + 1])).isEqualTo(order.at(from + i));
+      }
+    }
+  }
+
+  @Test
+  void runsLongerThanABlockAreRefused() {
+    assertThatThrownBy(() -> new EpochOrder(SLICES, new OrderSettings(1, true, 10, 2, 11), 0))
+        .hasMessageContaining("Invalid run_rows 11");
+  }
+
   @Test
   void rejectsANegativeEpoch() {
     assertThatThrownBy(() -> new EpochOrder(SLICES, new OrderSettings(1, true, 10, 2), -1))
@@ -161,12 +254,17 @@ class EpochOrderTest {
   @ParameterizedTest
   @ValueSource(longs = {1, 2, 3, 4, 5})
   void resumingAtOtherWorldSizesReadsEveryRowOnce(long seed) {
+    resumingAtOtherWorldSizesReadsEveryRowOnce(seed, 1);
+    resumingAtOtherWorldSizesReadsEveryRowOnce(seed, (int) seed * 3);
+  }
+
+  private void resumingAtOtherWorldSizesReadsEveryRowOnce(long seed, int runRows) {
     Random random = new Random(seed);
     int batchRows = 120;
     int[] worlds = {1, 2, 3, 4, 5, 6, 8, 10, 12};
     for (TailPolicy tail : TailPolicy.values()) {
       EpochShape shape = new EpochShape(ROWS, batchRows, tail);
-      EpochOrder order = new EpochOrder(SLICES, new OrderSettings(seed, true, 37, 5), 1);
+      EpochOrder order = new EpochOrder(SLICES, new OrderSettings(seed, true, 37, 5, runRows), 1);
       List<Long> read = new ArrayList<>();
       long batch = 0;
       while (batch < shape.batches()) {

@@ -9,7 +9,19 @@ import org.junit.jupiter.api.Test;
 class JobRecordTest {
   private static final JobSpec SPEC =
       new JobSpec(
-          "j", "d", 1, true, JobMode.DYNAMIC, List.of(), 10, TailPolicy.DROP, 64, 4, 1_000, false);
+          "j",
+          "d",
+          1,
+          true,
+          JobMode.DYNAMIC,
+          List.of(),
+          10,
+          TailPolicy.DROP,
+          64,
+          4,
+          1,
+          1_000,
+          false);
   private static final PinnedLayout LAYOUT = new PinnedLayout(7, "abc", 1_000);
 
   private static long[] bits(int... set) {

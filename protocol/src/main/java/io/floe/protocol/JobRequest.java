@@ -22,6 +22,7 @@ public final class JobRequest {
           "tail",
           "block_rows",
           "window_blocks",
+          "run_rows",
           "lease_timeout_ms",
           "pin_layout");
 
@@ -71,6 +72,7 @@ public final class JobRequest {
         tail == null ? TailPolicy.DROP : TailPolicy.parse(tail),
         fields.optionalInt("block_rows", JobSpec.BLOCK_ROWS_DEFAULT),
         fields.optionalInt("window_blocks", JobSpec.WINDOW_BLOCKS_DEFAULT),
+        fields.optionalInt("run_rows", JobSpec.RUN_ROWS_DEFAULT),
         leaseTimeout == null ? JobSpec.LEASE_TIMEOUT_MILLIS_DEFAULT : leaseTimeout,
         fields.optionalBoolean("pin_layout", false));
   }
@@ -89,6 +91,7 @@ public final class JobRequest {
     node.put("tail", spec.tail().wireName());
     node.put("block_rows", spec.blockRows());
     node.put("window_blocks", spec.windowBlocks());
+    node.put("run_rows", spec.runRows());
     node.put("lease_timeout_ms", spec.leaseTimeoutMillis());
     node.put("pin_layout", spec.pinLayout());
     return node;

@@ -47,27 +47,33 @@ public record JobTicket(
 
   @Override
   public String canonical() {
-    return String.join(
-        "\n",
-        "floe-job-ticket-v2",
-        dataset,
-        holder,
-        placement,
-        job,
-        read.layout(),
-        Long.toString(read.epoch()),
-        Long.toString(read.order().seed()),
-        Boolean.toString(read.order().shuffle()),
-        Integer.toString(read.order().blockRows()),
-        Integer.toString(read.order().windowBlocks()),
-        Integer.toString(read.batchRows()),
-        read.tail().wireName(),
-        Json.string(columnsJson()),
-        Integer.toString(read.worldSize()),
-        Integer.toString(read.rank()),
-        Long.toString(read.batchFrom()),
-        Long.toString(read.batchTo()),
-        Long.toString(read.batchStep()));
+    String text =
+        String.join(
+            "\n",
+            "floe-job-ticket-v2",
+            dataset,
+            holder,
+            placement,
+            job,
+            read.layout(),
+            Long.toString(read.epoch()),
+            Long.toString(read.order().seed()),
+            Boolean.toString(read.order().shuffle()),
+            Integer.toString(read.order().blockRows()),
+            Integer.toString(read.order().windowBlocks()),
+            Integer.toString(read.batchRows()),
+            read.tail().wireName(),
+            Json.string(columnsJson()),
+            Integer.toString(read.worldSize()),
+            Integer.toString(read.rank()),
+            Long.toString(read.batchFrom()),
+            Long.toString(read.batchTo()),
+            Long.toString(read.batchStep()));
+    // Single-row units, the only kind before runs existed, sign as they did then, so those tickets
+    // verify on nodes of either age; a run order signs its run length too, so a node that knows no
+    // runs refuses its tickets rather than serving single rows.
+    int runRows = read.order().runRows();
+    return runRows == 1 ? text : text + "\nrun_rows=" + runRows;
   }
 
   private ArrayNode columnsJson() {
@@ -89,6 +95,7 @@ public record JobTicket(
     node.put("shuffle", read.order().shuffle());
     node.put("block_rows", read.order().blockRows());
     node.put("window_blocks", read.order().windowBlocks());
+    node.put("run_rows", read.order().runRows());
     node.put("batch_rows", read.batchRows());
     node.put("tail", read.tail().wireName());
     node.set("columns", columnsJson());
@@ -121,7 +128,9 @@ public record JobTicket(
                 number(node, "seed"),
                 bool(node, "shuffle"),
                 Math.toIntExact(number(node, "block_rows")),
-                Math.toIntExact(number(node, "window_blocks"))),
+                Math.toIntExact(number(node, "window_blocks")),
+                // Absent from tickets of nodes from before runs: single rows.
+                node.has("run_rows") ? Math.toIntExact(number(node, "run_rows")) : 1),
             Math.toIntExact(number(node, "batch_rows")),
             TailPolicy.parse(text(node, "tail")),
             Math.toIntExact(number(node, "world_size")),

@@ -28,6 +28,7 @@ class JobStatusReplyTest {
           TailPolicy.DROP,
           4096,
           16,
+          1,
           30_000,
           false);
 

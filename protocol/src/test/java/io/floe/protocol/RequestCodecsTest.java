@@ -64,6 +64,7 @@ class RequestCodecsTest {
             TailPolicy.PAD,
             64,
             8,
+            1,
             30_000,
             true);
     assertThat(JobRequest.parse(Json.bytes(JobRequest.toJson(spec)))).isEqualTo(spec);

@@ -46,6 +46,41 @@ class TicketSignerTest {
     assertThat(JOB.read().batchCount()).isEqualTo(13); // 2, 5, ..., 38
   }
 
+  /**
+   * Tickets of single-row orders sign the text they signed before runs existed, and a ticket
+   * written by such a node (no {@code run_rows}) verifies and reads as single rows; a run order's
+   * ticket signs its run length, so a node that knows no runs would refuse it.
+   */
+  @Test
+  void singleRowTicketsSignAsBeforeRunsAndRunTicketsSignTheirRuns() {
+    TicketSigner signer = signer(NOW);
+    assertThat(JOB.canonical()).doesNotContain("run_rows").endsWith("\n2\n40\n3");
+    ObjectNode older = Json.parseObject(signer.sign(JOB).getBytes(), "ticket");
+    older.remove("run_rows");
+    assertThat(((JobTicket) signer.verify(new Ticket(Json.bytes(older)))).read().order().runRows())
+        .isEqualTo(1);
+
+    JobRead read = JOB.read();
+    JobTicket runs =
+        withRead(
+            new JobRead(
+                read.layout(),
+                read.epoch(),
+                new OrderSettings(7, true, 100, 4, 10),
+                read.batchRows(),
+                read.tail(),
+                read.worldSize(),
+                read.rank(),
+                read.batchFrom(),
+                read.batchTo(),
+                read.batchStep()));
+    assertThat(runs.canonical()).isEqualTo(JOB.canonical() + "\nrun_rows=10");
+    assertThat(signer.verify(signer.sign(runs))).isEqualTo(runs);
+    ObjectNode altered = Json.parseObject(signer.sign(runs).getBytes(), "ticket");
+    altered.remove("run_rows");
+    assertRefused(signer, altered, "signature does not match");
+  }
+
   @Test
   void changingAnyFieldBreaksTheSignature() {
     TicketSigner signer = signer(NOW);
@@ -173,7 +208,11 @@ class TicketSignerTest {
     }
     if (value instanceof OrderSettings order) {
       return new OrderSettings(
-          order.seed() + 1, order.shuffle(), order.blockRows(), order.windowBlocks());
+          order.seed() + 1,
+          order.shuffle(),
+          order.blockRows(),
+          order.windowBlocks(),
+          order.runRows());
     }
     throw new AssertionError("No change known for " + value);
   }

@@ -174,7 +174,7 @@ final class RegisteredJob extends AbstractBehavior<Command> {
   private static String describe(JobSpec spec) {
     return String.format(
         "dataset=%s, mode=%s, seed=%d, shuffle=%s, columns=%s, batch_rows=%d, tail=%s,"
-            + " block_rows=%d, window_blocks=%d, lease_timeout_ms=%d",
+            + " block_rows=%d, window_blocks=%d, run_rows=%d, lease_timeout_ms=%d",
         spec.dataset(),
         spec.mode().wireName(),
         spec.seed(),
@@ -184,6 +184,7 @@ final class RegisteredJob extends AbstractBehavior<Command> {
         spec.tail().wireName(),
         spec.blockRows(),
         spec.windowBlocks(),
+        spec.runRows(),
         spec.leaseTimeoutMillis());
   }
 

@@ -91,6 +91,7 @@ class JobEntityTest {
         TailPolicy.DROP,
         100,
         4,
+        1,
         leaseTimeoutMillis,
         false);
   }
@@ -180,6 +181,7 @@ class JobEntityTest {
             TailPolicy.DROP,
             100,
             4,
+            1,
             60_000,
             false);
     register(onSilent);

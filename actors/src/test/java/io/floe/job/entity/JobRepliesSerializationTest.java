@@ -61,6 +61,7 @@ class JobRepliesSerializationTest {
             TailPolicy.PAD,
             JobSpec.BLOCK_ROWS_DEFAULT,
             JobSpec.WINDOW_BLOCKS_DEFAULT,
+            1,
             JobSpec.LEASE_TIMEOUT_MILLIS_DEFAULT,
             false);
     List<Object> replies =

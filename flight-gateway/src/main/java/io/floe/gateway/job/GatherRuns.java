@@ -81,9 +81,58 @@ final class GatherRuns {
       keys[i] = firstRow[b] + j;
       ascending &= i == 0 || keys[i] > keys[i - 1];
     }
-    return ascending
-        ? merged(source, indexIn, count, scratch)
+    if (ascending) {
+      return merged(source, indexIn, count, scratch);
+    }
+    GatherRuns runs = shuffledRuns(source, indexIn, count, keys, scratch);
+    return runs != null
+        ? runs
         : lone(source, indexIn, count, sortedOrder(keys, count, scratch), scratch);
+  }
+
+  /**
+   * A part shuffled in units of several neighbouring rows (a job with {@code run_rows} above 1):
+   * its rows come as runs in the part's order already, which are sorted into the sources' order as
+   * runs, not row by row. Null when the runs average under two rows (a single-row shuffle), for
+   * which {@link #lone} is cheaper.
+   */
+  private static GatherRuns shuffledRuns(
+      int[] source, int[] indexIn, int count, long[] keys, GatherScratch scratch) {
+    int joined = 0;
+    for (int i = 1; i < count; i++) {
+      joined += keys[i] == keys[i - 1] + 1 && source[i] == source[i - 1] ? 1 : 0;
+    }
+    int runs = count - joined;
+    if (runs * 2 > count) {
+      return null;
+    }
+    int[] partTo = scratch.partRunTo(runs);
+    int[] partLength = scratch.partRunLength(runs);
+    int r = 0;
+    for (int i = 0; i < count; r++) {
+      int n = 1;
+      while (i + n < count && keys[i + n] == keys[i] + n && source[i + n] == source[i]) {
+        n++;
+      }
+      partTo[r] = i;
+      partLength[r] = n;
+      keys[r] = keys[i]; // r ≤ i: the keys still to be read are not overwritten
+      i += n;
+    }
+    int[] order = sortedOrder(keys, runs, scratch);
+    int[] runSource = scratch.runSource(runs);
+    int[] runFrom = scratch.runFrom(runs);
+    int[] runTo = scratch.runTo(runs);
+    int[] runLength = scratch.runLength(runs);
+    for (int k = 0; k < runs; k++) {
+      int run = order[k];
+      int to = partTo[run];
+      runSource[k] = source[to];
+      runFrom[k] = indexIn[to];
+      runTo[k] = to;
+      runLength[k] = partLength[run];
+    }
+    return new GatherRuns(count, runs, runSource, runFrom, runTo, runLength, scratch);
   }
 
   /**

@@ -19,6 +19,8 @@ final class GatherScratch {
   private long[] valueAddress = new long[0];
   private int[] valueLength = new int[0];
   private int[] runAt = new int[0];
+  private int[] partRunTo = new int[0];
+  private int[] partRunLength = new int[0];
 
   /** {@code array}, or a longer one when it holds fewer than {@code length} values. */
   private static int[] atLeast(int[] array, int length) {
@@ -76,6 +78,16 @@ final class GatherScratch {
   /** Each value's length in bytes. */
   int[] valueLength(int rows) {
     return valueLength = atLeast(valueLength, rows);
+  }
+
+  /** Where each run of a part shuffled in runs starts in the part, in the part's order. */
+  int[] partRunTo(int runs) {
+    return partRunTo = atLeast(partRunTo, runs);
+  }
+
+  /** Each such run's row count. */
+  int[] partRunLength(int runs) {
+    return partRunLength = atLeast(partRunLength, runs);
   }
 
   /** Which run lands at each place of the part. */

@@ -102,9 +102,10 @@ class ColumnGatherTest {
   }
 
   /**
-   * Rows of a part: {@code shuffled} at random with some runs and repeats, {@code ordered} in the
-   * sources' order in long runs (an unshuffled job's part), {@code stepped} in the sources' order
-   * with a gap every few rows (short runs).
+   * Rows of a part: {@code shuffled} at random with some runs and repeats, {@code single} at random
+   * one by one, {@code units} in runs of 8 from random places (a job's units), {@code ordered} in
+   * the sources' order in long runs (an unshuffled job's part), {@code stepped} in the sources'
+   * order with a gap every few rows (short runs).
    */
   private static void choose(String shape, Random random, int[] batchOf, int[] indexIn) {
     int count = batchOf.length;
@@ -118,11 +119,21 @@ class ColumnGatherTest {
           batchOf[i] = extendsRun ? batchOf[i - 1] : random.nextInt(BATCHES);
           indexIn[i] = extendsRun ? indexIn[i - 1] + 1 : random.nextInt(ROWS_PER_BATCH);
         }
+        case "single" -> {
+          batchOf[i] = random.nextInt(BATCHES);
+          indexIn[i] = random.nextInt(ROWS_PER_BATCH);
+        }
+        case "units" -> {
+          // A job shuffled in units of 8 neighbouring rows: runs of 8 (shorter at a batch's end).
+          boolean extendsRun = i % 8 != 0 && indexIn[i - 1] + 1 < ROWS_PER_BATCH;
+          batchOf[i] = extendsRun ? batchOf[i - 1] : random.nextInt(BATCHES);
+          indexIn[i] = extendsRun ? indexIn[i - 1] + 1 : random.nextInt(ROWS_PER_BATCH);
+        }
         case "ordered" -> at = i == 0 ? 13 : at + 1;
         case "stepped" -> at = i == 0 ? 0 : at + 1 + (i % 3 == 0 ? 1 : 0);
         default -> throw new IllegalArgumentException(shape);
       }
-      if (!shape.equals("shuffled")) {
+      if (shape.equals("ordered") || shape.equals("stepped")) {
         batchOf[i] = at / ROWS_PER_BATCH;
         indexIn[i] = at % ROWS_PER_BATCH;
       }
@@ -135,6 +146,9 @@ class ColumnGatherTest {
     "1, shuffled",
     "17, shuffled",
     "450, shuffled",
+    "450, single",
+    "450, units",
+    "7, units",
     "450, ordered",
     "1, ordered",
     "420, stepped"

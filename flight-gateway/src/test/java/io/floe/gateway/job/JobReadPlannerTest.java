@@ -62,6 +62,7 @@ class JobReadPlannerTest {
             TailPolicy.DROP,
             4096,
             16,
+            1,
             30_000,
             false);
     JobStatus job =

@@ -45,6 +45,9 @@ class NodeJobBatchesTest {
   private static final OrderSettings SHUFFLED = new OrderSettings(11, true, 16, 4);
   private static final OrderSettings ORDERED = new OrderSettings(11, false, 16, 4);
 
+  /** Units of 5 rows in blocks of 16: every block ends in a short unit. */
+  private static final OrderSettings UNITS = new OrderSettings(11, true, 16, 4, 5);
+
   private BufferAllocator root;
   private final AllocatorReaper reaper = new AllocatorReaper();
   private final List<LoadedSlice> slices = new ArrayList<>();
@@ -92,14 +95,26 @@ class NodeJobBatchesTest {
   }
 
   /**
-   * Shuffled parts are gathered row by row; an ordered job's parts are mostly one run of one source
-   * batch, served by reference (Arrow's split), the rest gathered in runs.
+   * Shuffled parts are gathered row by row, parts of a job shuffled in units as runs; an ordered
+   * job's parts are mostly one run of one source batch, served by reference (Arrow's split), the
+   * rest gathered in runs.
    */
   @ParameterizedTest
-  @CsvSource({"DROP, true", "PAD, true", "DROP, false", "PAD, false"})
-  void partsPutTogetherByTheirPlacesAreTheRanksShareAtEveryWorldSize(
-      TailPolicy tail, boolean shuffle) {
-    OrderSettings settings = shuffle ? SHUFFLED : ORDERED;
+  @CsvSource({
+    "DROP, SHUFFLED",
+    "PAD, SHUFFLED",
+    "DROP, ORDERED",
+    "PAD, ORDERED",
+    "DROP, UNITS",
+    "PAD, UNITS"
+  })
+  void partsPutTogetherByTheirPlacesAreTheRanksShareAtEveryWorldSize(TailPolicy tail, String kind) {
+    OrderSettings settings =
+        switch (kind) {
+          case "SHUFFLED" -> SHUFFLED;
+          case "ORDERED" -> ORDERED;
+          default -> UNITS;
+        };
     long rows = Arrays.stream(SLICE_ROWS).sum();
     EpochShape shape = new EpochShape(rows, BATCH_ROWS, tail);
     for (int epoch = 0; epoch < 2; epoch++) {
