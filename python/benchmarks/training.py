@@ -380,7 +380,7 @@ def _worker_processes() -> Dict[str, Any]:
     return {"worker_processes": True} if "worker_processes" in inspect.signature(FloeDataLoader).parameters else {}
 
 
-def make_contenders(keys: Sequence[str], address: str, table: BenchTable) -> List[Contender]:
+def make_contenders(keys: Sequence[str], address: str, table: BenchTable, run_rows: int = RUN_ROWS) -> List[Contender]:
     made = {
         "loader-shuffled": lambda: FloeLoader("loader-shuffled", "Floe shuffled job, FloeDataLoader as documented",
                                               address, SHUFFLED_JOB, True),
@@ -390,10 +390,10 @@ def make_contenders(keys: Sequence[str], address: str, table: BenchTable) -> Lis
                                                 "Floe shuffled job, FloeDataLoader, persistent worker processes",
                                                 address, SHUFFLED_JOB, True, persistent_workers=True,
                                                 **_worker_processes()),
-        "loader-runs": lambda: FloeLoader("loader-runs", f"Floe job shuffled in runs of {RUN_ROWS}, FloeDataLoader",
-                                          address, RUNS_JOB, True, run_rows=RUN_ROWS),
+        "loader-runs": lambda: FloeLoader("loader-runs", f"Floe job shuffled in runs of {run_rows}, FloeDataLoader",
+                                          address, RUNS_JOB, True, run_rows=run_rows),
         "job-in-process": lambda: JobInProcess(address),
-        "job-runs": lambda: JobInProcess(address, RUN_ROWS),
+        "job-runs": lambda: JobInProcess(address, run_rows),
         "plain-in-process": lambda: PlainInProcess(address),
         "no-cache": lambda: NoCache(table),
         "loader-floor": lambda: HandOverFloor(table),
@@ -659,7 +659,7 @@ def measure(args, table: BenchTable, log_dir: Path) -> Dict[str, Any]:
         results["node"] = facts
         print(f"  start → serving {facts['start_to_serving_s']:.2f} s; load {facts['load_s']:.2f} s "
               f"({facts['status'].get('slices_total')} slices, {facts['status']['bytes']:,} bytes)", flush=True)
-        contenders = make_contenders(args.contenders, node.address, table)
+        contenders = make_contenders(args.contenders, node.address, table, args.run_rows)
         by_key = {c.key: c for c in contenders}
         next_epoch: Dict[str, int] = {}
         analysed = set()
@@ -1057,8 +1057,6 @@ def parse_args(argv: Sequence[str]):
     args.rounds = args.rounds if args.rounds is not None else (1 if args.quick else 3)
     args.epochs = args.epochs if args.epochs is not None else (1 if args.quick else 2)
     args.contenders = [k.strip() for k in args.contenders.split(",") if k.strip()]
-    global RUN_ROWS
-    RUN_ROWS = args.run_rows
     unknown = [k for k in args.contenders if k not in CONTENDERS]
     if unknown or not args.contenders:
         parser.error(f"--contenders: unknown {', '.join(unknown) or '(none given)'}; choose from {', '.join(CONTENDERS)}")
