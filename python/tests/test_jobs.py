@@ -88,6 +88,32 @@ def test_an_epoch_is_every_row_once_and_global_batches_do_not_depend_on_world_si
         assert {k: sorted(v) for k, v in gathered.items()} == {k: sorted(v) for k, v in whole.items()}
 
 
+def test_a_job_shuffled_in_runs_serves_units_of_neighbouring_rows_once_at_any_world_size(client, job_data):
+    spec = JobSpec("runs", job_data, 480, seed=5, run_rows=10, **ORDER)
+    status = client.register_job_spec(spec)
+    assert status["run_rows"] == 10
+    assert client.register_job("rows", job_data, 480, **ORDER)["run_rows"] == 1  # the default: single rows
+    with pytest.raises(AlreadyExists, match="run_rows=10"):
+        client.register_job_spec(dataclasses.replace(spec, run_rows=20))
+    with pytest.raises(InvalidRequest, match="run_rows"):
+        client.register_job("runs-too-long", job_data, 480, run_rows=1001, **ORDER)
+    whole = read_ids(client, spec, 0)
+    every = [i for batch in whole.values() for i in batch]
+    assert collections.Counter(every) == collections.Counter(range(JOB_ROWS // 480 * 480))
+    # Units of 10 rows (shorter only at a block's end) stay together; the units are shuffled.
+    place = {i: p for p, i in enumerate(i for batch in client.read_shard(job_data) for i in ids(batch))}
+    blocks = -(-JOB_ROWS // 1000) + 8  # at most one short block per slice
+    breaks = sum(1 for a, b in zip(every, every[1:]) if place[b] != place[a] + 1)
+    assert JOB_ROWS // 10 // 2 < breaks <= JOB_ROWS // 10 + blocks
+    for world_size in (2, 3):
+        gathered = collections.defaultdict(list)
+        for rank in range(world_size):
+            for k, batch in read_ids(client, spec, 0, world_size, rank).items():
+                gathered[k].extend(batch)
+        assert gathered == whole
+    assert order(client, spec, 1) != every
+
+
 def test_a_progression_reads_every_step_th_batch(client, job_data):
     spec = JobSpec("steps", job_data, 480, seed=5, **ORDER)
     client.register_job_spec(spec)
