@@ -112,16 +112,29 @@ final class NodeJobBatches implements BatchSource {
     }
     int[] places = count == size ? null : new int[count];
     int j = 0;
-    for (int i = 0; i < size; i++) {
+    int i = 0;
+    while (i < size) {
       int local = localOf[located[i]];
       if (local < 0) {
+        i++;
         continue;
       }
-      gather.locate(local, locatedRows[i], source, indexIn, j);
-      if (places != null) {
-        places[j] = i;
+      // Rows that follow each other in one slice (an ordered part, a unit of a run shuffle) are
+      // located together.
+      int n = 1;
+      while (i + n < size
+          && located[i + n] == located[i]
+          && locatedRows[i + n] == locatedRows[i] + n) {
+        n++;
       }
-      j++;
+      gather.locate(local, locatedRows[i], n, source, indexIn, j);
+      if (places != null) {
+        for (int t = 0; t < n; t++) {
+          places[j + t] = i + t;
+        }
+      }
+      i += n;
+      j += n;
     }
     return new Part(
         gather.gather(source, indexIn, count, leases.get(0).slice().allocator()), places);

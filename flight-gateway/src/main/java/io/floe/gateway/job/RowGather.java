@@ -93,17 +93,27 @@ final class RowGather implements AutoCloseable {
   }
 
   /**
-   * Notes where row {@code row} of slice {@code local} (an index into this gather's slices) is:
-   * {@code source[i]} and {@code indexIn[i]} are set for {@link #gather}.
+   * Notes where rows {@code row, …, row + n − 1} of slice {@code local} (an index into this
+   * gather's slices) are: {@code source[i + t]} and {@code indexIn[i + t]} are set for {@link
+   * #gather}.
    */
-  void locate(int local, long row, int[] source, int[] indexIn, int i) {
+  void locate(int local, long row, int n, int[] source, int[] indexIn, int i) {
     LoadedSlice slice = slices.get(local);
-    int batch = slice.batchOf(row);
-    int flat = firstSource[local] + batch;
-    source[i] = flat;
-    indexIn[i] = (int) (row - slice.batchStart(batch));
-    if (views[flat] == null) {
-      view(local, batch, flat);
+    int t = 0;
+    while (t < n) {
+      int batch = slice.batchOf(row + t);
+      int flat = firstSource[local] + batch;
+      if (views[flat] == null) {
+        view(local, batch, flat);
+      }
+      int first = (int) (row + t - slice.batchStart(batch));
+      // At least one: a row past the slice's end is noted as it is, for the gather to refuse.
+      int inBatch = Math.max(1, Math.min(n - t, sourceRows[flat] - first));
+      for (int k = 0; k < inBatch; k++) {
+        source[i + t + k] = flat;
+        indexIn[i + t + k] = first + k;
+      }
+      t += inBatch;
     }
   }
 

@@ -33,6 +33,7 @@ public final class GatherBenchmark {
 
   public static void main(String[] args) {
     int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 6;
+    int runRows = args.length > 1 ? Integer.parseInt(args[1]) : 1;
     int sources = (ROWS + SOURCE_ROWS - 1) / SOURCE_ROWS;
     try (BufferAllocator allocator = new RootAllocator()) {
       FieldVector[][] columns = new FieldVector[KINDS.length][sources];
@@ -51,7 +52,8 @@ public final class GatherBenchmark {
           gathers[c].add(b, columns[c][b]);
         }
       }
-      EpochOrder order = new EpochOrder(new long[] {ROWS}, new OrderSettings(1, true, 4096, 16), 0);
+      EpochOrder order =
+          new EpochOrder(new long[] {ROWS}, new OrderSettings(1, true, 4096, 16, runRows), 0);
       int parts = ROWS / PART;
       int[][] source = new int[parts][PART];
       int[][] indexIn = new int[parts][PART];
@@ -65,7 +67,9 @@ public final class GatherBenchmark {
         }
       }
       long checksum = 0;
-      System.out.println("ns a row (7 columns): Floe's gather | Arrow's copyFrom | ratio");
+      System.out.printf(
+          "ns a row (7 columns), shuffled in units of %d: Floe's gather | Arrow's copyFrom | ratio%n",
+          runRows);
       for (int round = 0; round < rounds; round++) {
         long started = System.nanoTime();
         for (int p = 0; p < parts; p++) {
