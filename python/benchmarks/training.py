@@ -843,6 +843,8 @@ def ratios(results: Dict[str, Any], s: Dict[str, Summary]) -> List[Ratio]:
           "shuffled through the loader ÷ plain read into tensors in the loop's process", "≥ 0.5× (within 2×)",
           lambda m: m >= 0.5, "loader, shuffled ÷ plain in the loop")
     speed("a", "job-in-process", "plain-in-process", "shuffled job in the loop's process ÷ plain read in it")
+    speed("a", "loader-runs", "loader-ordered", "shuffled in runs ÷ unshuffled job, both through the loader")
+    speed("a", "job-runs", "plain-in-process", "shuffled in runs, in the loop's process ÷ plain read in it")
     speed("a", "loader-persistent", "loader-shuffled", "persistent worker processes ÷ the documented loader")
     speed("a", "loader-shuffled", "loader-floor", "shuffled through the loader ÷ DataLoader hand-over alone")
     speed("a", "loader-ordered", "loader-floor", "unshuffled through the loader ÷ DataLoader hand-over alone")
@@ -853,14 +855,13 @@ def ratios(results: Dict[str, Any], s: Dict[str, Summary]) -> List[Ratio]:
     speed("b", "no-cache", "loader-floor", "the no-cache loader ÷ DataLoader hand-over alone")
     if "plain-in-process" in s:
         plain = s["plain-in-process"].node_cpu_s
-        for key in ("loader-shuffled", "job-in-process"):
+        for key in ("loader-shuffled", "job-in-process", "loader-runs", "job-runs", "loader-ordered"):
             if key in s and plain > 0:
                 m = s[key].node_cpu_s / plain
                 found.append(Ratio("c", f"node CPU per epoch, {s[key].label} ÷ plain read", m, target="≤ 3×",
                                    met=m <= 3.0 if key == "loader-shuffled" else None,
                                    note=f"{s[key].node_cpu_s:.2f} s ÷ {plain:.2f} s",
-                                   short=f"node CPU, shuffled ({'loader' if key == 'loader-shuffled' else 'read_job'}) "
-                                         "÷ plain"))
+                                   short=f"node CPU, {key} ÷ plain"))
     sweep_rows = results.get("sweep")
     if sweep_rows:
         base = sweep_rows[0]
