@@ -49,11 +49,16 @@ _ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 #: A dataset name as the node checks it: like a job id, but starting with a letter or digit.
 _DATASET = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
-#: Batch indices per plan unless the caller says otherwise.
-CHUNK_BATCHES_DEFAULT = 32
+#: Batch indices per plan unless the caller says otherwise. Every plan and stream costs the node
+#: about a millisecond of CPU whatever its size, a shuffled epoch of small batches 18 % of its
+#: node CPU at 32 batches a plan (docs/benchmarks.md), so chunks are long.
+CHUNK_BATCHES_DEFAULT = 128
 #: A chunk holds at most about this many rows (never less than one batch), so that large batches
 #: do not multiply into large prefetches.
-CHUNK_ROWS_MAX = 1 << 20
+CHUNK_ROWS_MAX = 1 << 19
+#: The first chunks of an epoch grow by this factor from one batch up to the chunk size, so that
+#: the loop starts at once and never waits for a whole long chunk while it has nothing to train on.
+_CHUNK_GROWTH = 4
 #: Endpoint streams of a chunk read at once.
 STREAMS_DEFAULT = 8
 #: Registrations in a row that may answer "unknown job" again before a read gives up.
@@ -449,6 +454,18 @@ def chunk_size(spec: JobSpec, world_size: int, chunk_batches: int) -> int:
     return max(1, min(chunk_batches, CHUNK_ROWS_MAX // rows))
 
 
+def epoch_chunks(indices: range, size: int) -> List[range]:
+    """``indices`` cut into the chunks :func:`read_epoch` plans: the first of one batch, so that the
+    loop starts as soon as it is there, then each ``_CHUNK_GROWTH`` times the one before (each is
+    fetched while the one before is consumed) up to ``size``."""
+    chunks, start, length = [], 0, 1
+    while start < len(indices):
+        chunks.append(indices[start : start + length])
+        start += length
+        length = min(size, length * _CHUNK_GROWTH)
+    return chunks
+
+
 def read_epoch(
     client,
     spec: JobSpec,
@@ -462,18 +479,14 @@ def read_epoch(
 ) -> Iterator[Tuple[int, pa.RecordBatch]]:
     """Yields ``(k, batch)`` for every batch index ``k`` of ``indices``, in order, each once.
 
-    Chunks of indices (the first of one batch, so that the loop starts at once, then
-    ``chunk_batches`` each) are planned one at a time; the next chunk is fetched (on a background
+    Chunks of indices (the first of one batch, so that the loop starts at once, the next ones
+    growing fourfold up to ``chunk_batches`` each) are planned one at a time; the next chunk is fetched (on a background
     thread, its endpoints ``streams`` at a time) while the current one is consumed. A chunk whose
     streams fail is planned again whole, so a batch is yielded only once every endpoint delivered
     its part. Closing the generator cancels what is still running."""
     if len(indices) == 0:
         return
-    size = chunk_size(spec, world_size, chunk_batches)
-    # The first chunk is one batch: the loop starts as soon as it is there, and the rest of the
-    # epoch is fetched in full chunks behind it.
-    chunks = collections.deque([indices[:1]])
-    chunks.extend(indices[i : i + size] for i in range(1, len(indices), size))
+    chunks = collections.deque(epoch_chunks(indices, chunk_size(spec, world_size, chunk_batches)))
     fetcher = _ChunkFetcher(client, spec, epoch, world_size, rank, streams)
     driver = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"floe-job-{spec.job}-plan")
     try:

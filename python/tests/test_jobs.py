@@ -25,7 +25,7 @@ from floe_client import (
     Unavailable,
 )
 from floe_client.errors import translate
-from floe_client.jobs import job_descriptor
+from floe_client.jobs import chunk_size, epoch_chunks, job_descriptor
 from conftest import JOB_ROWS
 
 # Blocks smaller than a slice, shuffled in small windows: a global batch gathers rows of several
@@ -112,6 +112,19 @@ def test_a_job_shuffled_in_runs_serves_units_of_neighbouring_rows_once_at_any_wo
                 gathered[k].extend(batch)
         assert gathered == whole
     assert order(client, spec, 1) != every
+
+
+def test_an_epoch_is_planned_in_chunks_growing_from_one_batch_to_the_chunk_size():
+    indices = range(3, 1000, 2)  # a worker's progression: every 2nd batch from 3 on
+    chunks = epoch_chunks(indices, 128)
+    assert [len(c) for c in chunks] == [1, 4, 16, 64] + [128] * 3 + [len(indices) - 85 - 384]
+    assert [k for c in chunks for k in c] == list(indices)
+    assert [len(c) for c in epoch_chunks(range(3), 128)] == [1, 2]
+    assert epoch_chunks(range(0), 128) == []
+    # Large batches make shorter chunks: about 524,288 rows a chunk at most, never under a batch.
+    assert chunk_size(JobSpec("c", "d", 4096), 1, 128) == 128
+    assert chunk_size(JobSpec("c", "d", 65536), 1, 128) == 8
+    assert chunk_size(JobSpec("c", "d", 1 << 20), 1, 128) == 1
 
 
 def test_a_progression_reads_every_step_th_batch(client, job_data):
