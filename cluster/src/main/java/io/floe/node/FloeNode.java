@@ -82,6 +82,8 @@ public final class FloeNode implements AutoCloseable {
       }
       if (settings.kubernetesDiscovery()) {
         ClusterBootstrap.get(Adapter.toClassic(system)).start();
+        // Missing RBAC otherwise shows only as Pekko's repeated WARN: name what is missing once.
+        KubernetesPodAccess.checkAndLog(config);
       } else if (config.getStringList("pekko.cluster.seed-nodes").isEmpty()) {
         cluster.manager().tell(Join.create(cluster.selfMember().address()));
       }
