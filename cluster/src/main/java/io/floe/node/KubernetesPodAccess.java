@@ -114,12 +114,12 @@ final class KubernetesPodAccess {
   }
 
   /** The list succeeded: discovery can work. */
-  record Allowed(Settings settings) implements Outcome {
+  record Allowed(Settings settings, String subject) implements Outcome {
     @Override
     public String describe() {
       return String.format(
-          "Kubernetes discovery: ServiceAccount may list pods %s in namespace %s",
-          settings.labelSelector(), settings.namespace());
+          "Kubernetes discovery: %s may list the pods labelled %s in namespace %s",
+          subject, settings.labelSelector(), settings.namespace());
     }
   }
 
@@ -226,7 +226,7 @@ final class KubernetesPodAccess {
               }
               int status = response.statusCode();
               if (status == 200) {
-                return new Allowed(settings);
+                return new Allowed(settings, subject(token));
               }
               String message = apiMessage(response.body());
               if (status == 401 || status == 403) {

@@ -154,6 +154,11 @@ class MissingPodAccessIsNamedTest {
 
     assertThat(outcome).isInstanceOf(KubernetesPodAccess.Allowed.class);
     assertThat(outcome.refused()).isFalse();
+    assertThat(outcome.describe())
+        .isEqualTo(
+            "Kubernetes discovery: ServiceAccount "
+                + SUBJECT
+                + " may list the pods labelled app=floe in namespace data");
     assertThat(requests)
         .containsExactly(
             "/api/v1/namespaces/data/pods?limit=1&labelSelector=app%3Dfloe Bearer " + jwt(SUBJECT));
