@@ -184,6 +184,10 @@ class ApiServer:
             raise AssertionError(f"{' '.join(command)} failed ({result.returncode}):\n{result.stdout}{result.stderr}")
         return result
 
+    def version(self) -> str:
+        """The server's version, e.g. v1.37.2."""
+        return json.loads(self.run("version", "-o", "json").stdout)["serverVersion"]["gitVersion"]
+
     def get(self, *args: str) -> dict:
         return json.loads(self.run("get", "-o", "json", *args).stdout)
 

@@ -135,6 +135,19 @@ def test_the_chart_installs_and_an_upgrade_keeps_the_secrets_it_generated(api, h
     assert status["info"]["status"] == "deployed" and status["version"] == 2
 
 
+def test_helm_templates_objects_pass_strict_server_side_validation(api, helm):
+    """What `helm template` renders (for GitOps tools that apply it themselves), applied as a
+    server-side dry run with strict field validation: unknown or duplicate fields are errors."""
+    namespace(api, "floe-template", restricted=True)
+    rendered = api.command([helm, "template", RELEASE, str(CHART), "--namespace", "floe-template",
+                            "--kube-version", api.version(), "--values", "-"], input=yaml.safe_dump(VALUES)).stdout
+    applied = api.run("apply", "--dry-run=server", "--validate=strict", "-n", "floe-template", "-f", "-",
+                      input=rendered)
+    kinds = [line.split()[0] for line in applied.stdout.splitlines()]
+    assert len(kinds) == len([d for d in yaml.safe_load_all(rendered) if d]), applied.stdout
+    assert "statefulset.apps/floe" in kinds, applied.stdout
+
+
 def test_the_nodes_service_account_may_read_pods_in_its_namespace_and_nothing_more(api, release):
     node = f"system:serviceaccount:{release}:floe"
     for verb in ("list", "get", "watch"):
