@@ -30,6 +30,7 @@ class JobOptionsTest {
     assertThat(options.tail()).isEqualTo(TailPolicy.DROP);
     assertThat(options.blockRows()).isEqualTo(4096);
     assertThat(options.windowBlocks()).isEqualTo(16);
+    assertThat(options.runRows()).isEqualTo(1);
     assertThat(options.leaseTimeoutMs()).isEqualTo(30_000);
     assertThat(options.columns()).isEmpty();
   }
@@ -45,16 +46,18 @@ class JobOptionsTest {
             .tail(TailPolicy.PAD)
             .blockRows(1024)
             .windowBlocks(8)
+            .runRows(16)
             .leaseTimeoutMs(500)
             .build();
     assertThat(json(options))
         .isEqualTo(
             "{\"job\":\"resnet-a\",\"dataset\":\"clicks\",\"batch_rows\":256,\"seed\":7,"
                 + "\"shuffle\":false,\"mode\":\"dynamic\",\"columns\":[\"x\",\"id\"],"
-                + "\"tail\":\"pad\",\"block_rows\":1024,\"window_blocks\":8,"
+                + "\"tail\":\"pad\",\"block_rows\":1024,\"window_blocks\":8,\"run_rows\":16,"
                 + "\"lease_timeout_ms\":500}");
     assertThat(options.toBuilder().build()).isEqualTo(options).hasSameHashCodeAs(options);
     assertThat(options.toBuilder().seed(8).build()).isNotEqualTo(options);
+    assertThat(options.toBuilder().runRows(8).build()).isNotEqualTo(options);
   }
 
   @Test
@@ -66,6 +69,8 @@ class JobOptionsTest {
         .hasMessageContaining("batch_rows: 0");
     assertThatThrownBy(() -> JobOptions.builder("a", "clicks", 1).windowBlocks(4097))
         .hasMessageContaining("window_blocks: 4097");
+    assertThatThrownBy(() -> JobOptions.builder("a", "clicks", 1).runRows(0))
+        .hasMessageContaining("run_rows: 0");
     assertThatThrownBy(() -> JobOptions.builder("a", "clicks", 1).leaseTimeoutMs(99))
         .hasMessageContaining("lease_timeout_ms: 99");
   }
