@@ -12,7 +12,12 @@ import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
 
-/** Several node processes forming one cluster; closing it stops every node it started. */
+/**
+ * Several node processes forming one cluster; closing it kills every node it started (SIGKILL). The
+ * tests assert before they close, and a SIGTERM to every member at once made each wait out Pekko's
+ * 10 s cluster-exiting phase (the leader leaves too): a graceful end proves nothing here, and the
+ * tests of a node leaving in order send their own SIGTERM.
+ */
 final class TestCluster implements AutoCloseable {
   static final Duration FORMATION_TIMEOUT = Duration.ofSeconds(90);
 
@@ -100,10 +105,10 @@ final class TestCluster implements AutoCloseable {
   @Override
   public void close() throws InterruptedException {
     for (NodeProcess node : nodes) {
-      node.terminate();
+      node.kill();
     }
     for (NodeProcess node : nodes) {
-      node.close();
+      node.awaitExit(30);
     }
     assertThat(nodes).noneMatch(NodeProcess::isAlive);
   }
