@@ -37,8 +37,8 @@ def two_nodes(classpath, sample_table, tmp_path):
                 time.sleep(0.5)
         yield first, second
     finally:
-        second.stop()
-        first.stop()
+        second.kill()
+        first.kill()
 
 
 def load_spread(address, table, name):

@@ -50,9 +50,9 @@ class Cluster:
                 assert time.monotonic() < deadline, "no 3-node cluster:\n" + self.tails()
                 time.sleep(0.5)
 
-    def stop(self):
+    def kill(self):
         for node in self.nodes:
-            node.stop()
+            node.kill()
 
     def tails(self):
         return "\n".join(f"--- {n.address}\n{n.tail(25)}" for n in self.nodes)
@@ -77,7 +77,7 @@ def cluster(classpath, sample_table, tmp_path):
             assert status["state"] == "READY", status
         yield nodes
     finally:
-        nodes.stop()
+        nodes.kill()
 
 
 def slices_per_node(cluster):

@@ -96,4 +96,4 @@ def test_datasets_and_jobs_survive_a_restart_of_every_node(classpath, sample_tab
         assert collections.Counter(ids) == collections.Counter(range(ROWS))
     finally:
         for node in nodes:
-            node.stop()
+            node.kill()

@@ -69,8 +69,8 @@ def test_a_cluster_over_tls_serves_grpc_tls_readers(classpath, sample_table, aut
             with pytest.raises(FloeError):
                 plain.list()
     finally:
-        second.stop()
-        first.stop()
+        second.kill()
+        first.kill()
 
 
 def test_mutual_tls_asks_for_a_client_certificate(classpath, sample_table, authority, tmp_path):
