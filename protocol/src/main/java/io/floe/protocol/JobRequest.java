@@ -61,6 +61,12 @@ public final class JobRequest {
     Long leaseTimeout = fields.optionalLong("lease_timeout_ms");
     String mode = fields.optionalString("mode");
     String tail = fields.optionalString("tail");
+    int runRows = fields.optionalInt("run_rows", JobSpec.RUN_ROWS_DEFAULT);
+    if (runRows < 1) {
+      // JobSpec reads 0 as 1 (the records from before runs); a request must say 1 or more.
+      throw new IllegalArgumentException(
+          String.format("Invalid run_rows: %d (must be at least 1)", runRows));
+    }
     return new JobSpec(
         fields.requiredJobId("job"),
         fields.requiredDatasetName("dataset"),
@@ -72,7 +78,7 @@ public final class JobRequest {
         tail == null ? TailPolicy.DROP : TailPolicy.parse(tail),
         fields.optionalInt("block_rows", JobSpec.BLOCK_ROWS_DEFAULT),
         fields.optionalInt("window_blocks", JobSpec.WINDOW_BLOCKS_DEFAULT),
-        fields.optionalInt("run_rows", JobSpec.RUN_ROWS_DEFAULT),
+        runRows,
         leaseTimeout == null ? JobSpec.LEASE_TIMEOUT_MILLIS_DEFAULT : leaseTimeout,
         fields.optionalBoolean("pin_layout", false));
   }

@@ -64,10 +64,28 @@ class RequestCodecsTest {
             TailPolicy.PAD,
             64,
             8,
-            1,
+            4,
             30_000,
             true);
     assertThat(JobRequest.parse(Json.bytes(JobRequest.toJson(spec)))).isEqualTo(spec);
+    assertThat(
+            JobRequest.parse(json("{\"job\": \"j\", \"dataset\": \"d\", \"batch_rows\": 8}"))
+                .runRows())
+        .isEqualTo(1);
+    assertThatThrownBy(
+            () ->
+                JobRequest.parse(
+                    json(
+                        "{\"job\": \"j\", \"dataset\": \"d\", \"batch_rows\": 8,"
+                            + " \"run_rows\": 0}")))
+        .hasMessageContaining("Invalid run_rows: 0");
+    assertThatThrownBy(
+            () ->
+                JobRequest.parse(
+                    json(
+                        "{\"job\": \"j\", \"dataset\": \"d\", \"batch_rows\": 8,"
+                            + " \"block_rows\": 64, \"run_rows\": 65}")))
+        .hasMessageContaining("Invalid run_rows: 65 (must be in 1..64)");
     assertThatThrownBy(
             () -> JobRequest.parse(json("{\"job\": \"j\", \"dataset\": \"d\", \"batch_rows\": 0}")))
         .hasMessageContaining("batch_rows");
