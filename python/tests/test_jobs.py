@@ -219,8 +219,10 @@ def test_two_jobs_with_other_columns_and_world_sizes_read_one_dataset_at_once(ad
         assert collections.Counter(seen[name]) == collections.Counter(range(JOB_ROWS))
 
 
-def test_dynamic_leases_hand_every_batch_to_one_worker(address, client, job_data):
-    spec = JobSpec("leases", job_data, 1200, seed=4, mode="dynamic", **ORDER)
+@pytest.mark.parametrize("run_rows", [None, 10])
+def test_dynamic_leases_hand_every_batch_to_one_worker(address, client, job_data, run_rows):
+    job = "leases" if run_rows is None else f"leases-runs-{run_rows}"
+    spec = JobSpec(job, job_data, 1200, seed=4, mode="dynamic", run_rows=run_rows, **ORDER)
     client.register_job_spec(spec)
     acked = {}
     errors = []
@@ -243,12 +245,12 @@ def test_dynamic_leases_hand_every_batch_to_one_worker(address, client, job_data
     assert not errors, errors
     assert sorted(acked) == list(range(JOB_ROWS // 1200))
     assert collections.Counter(i for b in acked.values() for i in b) == collections.Counter(range(JOB_ROWS))
-    status = client.job_status("leases")
+    status = client.job_status(job)
     assert status["counters"]["rows_acknowledged"] == JOB_ROWS
     assert status["counters"]["leases_active"] == 0
     (epoch,) = status["epochs"]
     assert epoch["epoch"] == 0 and epoch["batches"] == epoch["acknowledged"] == JOB_ROWS // 1200
-    assert client.lease("leases", 0, "late") == {"status": "done"}
+    assert client.lease(job, 0, "late") == {"status": "done"}
     # A dynamic epoch reads like a deterministic one with world size 1.
     assert read_ids(client, spec, 0, batch_from=5, batch_to=6)[5] == acked[5]
 
