@@ -2,10 +2,16 @@ package io.floe.iceberg;
 
 import io.floe.arrow.ArrowSchemas;
 import io.floe.filter.RowPredicate;
+import io.floe.table.StorageFailure;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.OutOfMemoryException;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.ScanTaskParser;
 import org.apache.iceberg.Schema;
@@ -14,6 +20,7 @@ import org.apache.iceberg.data.GenericDeleteFilter;
 import org.apache.iceberg.data.IdentityPartitionConverters;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.data.parquet.GenericParquetReaders;
+import org.apache.iceberg.expressions.Binder;
 import org.apache.iceberg.expressions.Expression;
 import org.apache.iceberg.expressions.ExpressionParser;
 import org.apache.iceberg.expressions.Expressions;
@@ -24,6 +31,8 @@ import org.apache.iceberg.parquet.Parquet;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.util.PartitionUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Reads the live rows of one slice as Iceberg generic records: position and equality deletes are
@@ -32,8 +41,14 @@ import org.apache.iceberg.util.PartitionUtil;
  * filter and deletes needed; {@link #recordType(FileScanTask)} tells their layout.
  */
 public final class SliceRecords {
+  private static final Logger LOG = LoggerFactory.getLogger(SliceRecords.class);
+
   private final FileIO io;
   private final Schema requested;
+
+  /** The requested columns as Arrow serves them, which the columnar readers decode into. */
+  private final List<Field> served;
+
   private final Expression filter;
   private final String nameMappingJson;
   private final List<FileScanTask> tasks;
@@ -41,6 +56,7 @@ public final class SliceRecords {
   public SliceRecords(FileIO io, SliceSpec spec) {
     this.io = io;
     this.requested = SchemaParser.fromJson(spec.requestedSchemaJson());
+    this.served = ArrowSchemas.fromIceberg(requested).getFields();
     this.nameMappingJson = spec.nameMappingJson();
     List<FileScanTask> parsed = new ArrayList<>(spec.taskJsons().size());
     for (String json : spec.taskJsons()) {
@@ -70,24 +86,18 @@ public final class SliceRecords {
    * type cannot take (then nothing is left allocated, and the tasks are for {@link #open}). Only
    * for tasks {@link #vectorizable}.
    */
-  public java.util.Optional<List<org.apache.arrow.vector.ipc.message.ArrowRecordBatch>> vectorized(
-      List<FileScanTask> run, int batchRows, org.apache.arrow.memory.BufferAllocator allocator) {
-    FileScanTask task = run.get(0);
+  public Optional<List<ArrowRecordBatch>> vectorized(
+      List<FileScanTask> run, int batchRows, BufferAllocator allocator) {
     try {
-      return java.util.Optional.of(
+      return Optional.of(
           VectorizedTaskReader.read(
-              io,
-              run,
-              requested,
-              ArrowSchemas.fromIceberg(requested).getFields(),
-              nameMappingJson,
-              batchRows,
-              allocator));
+              io, run, requested, served, nameMappingJson, batchRows, allocator));
     } catch (UnsupportedOperationException e) {
-      org.slf4j.LoggerFactory.getLogger(SliceRecords.class)
-          .debug(
-              "Task of {} read by the generic reader: {}", task.file().location(), e.getMessage());
-      return java.util.Optional.empty();
+      LOG.debug(
+          "Task of {} read by the generic reader: {}",
+          run.get(0).file().location(),
+          e.getMessage());
+      return Optional.empty();
     }
   }
 
@@ -107,37 +117,25 @@ public final class SliceRecords {
    * for {@link #vectorized}, which reports a bad file as such). Only for runs {@link
    * #nativelyReadable}.
    *
-   * @throws org.apache.arrow.memory.OutOfMemoryException when the batches do not fit
+   * @throws OutOfMemoryException when the batches do not fit
    */
-  public java.util.Optional<List<org.apache.arrow.vector.ipc.message.ArrowRecordBatch>>
-      decodedNatively(
-          List<FileScanTask> run,
-          int batchRows,
-          org.apache.arrow.memory.BufferAllocator allocator) {
-    String location = run.get(0).file().location();
+  public Optional<List<ArrowRecordBatch>> decodedNatively(
+      List<FileScanTask> run, int batchRows, BufferAllocator allocator) {
     try {
-      return java.util.Optional.of(
-          NativeTaskReader.read(
-              io,
-              run,
-              requested,
-              ArrowSchemas.fromIceberg(requested).getFields(),
-              nameMappingJson,
-              batchRows,
-              allocator));
-    } catch (org.apache.arrow.memory.OutOfMemoryException | io.floe.table.StorageFailure e) {
+      return Optional.of(
+          NativeTaskReader.read(io, run, requested, served, nameMappingJson, batchRows, allocator));
+    } catch (OutOfMemoryException | StorageFailure e) {
       throw e;
     } catch (RuntimeException e) {
       // The C data import wraps what it meets (IllegalArgumentException): a full node is full
       // whichever reader asks, so that is not a reason to try the next one.
       for (Throwable t = e; t != null; t = t.getCause()) {
-        if (t instanceof org.apache.arrow.memory.OutOfMemoryException) {
+        if (t instanceof OutOfMemoryException) {
           throw e;
         }
       }
-      org.slf4j.LoggerFactory.getLogger(SliceRecords.class)
-          .debug("{} read by the vectorized reader: {}", location, e.toString());
-      return java.util.Optional.empty();
+      LOG.debug("{} read by the vectorized reader: {}", run.get(0).file().location(), e.toString());
+      return Optional.empty();
     }
   }
 
@@ -156,9 +154,7 @@ public final class SliceRecords {
       return requested;
     }
     Set<Integer> ids = new HashSet<>(TypeUtil.getProjectedIds(requested));
-    for (int id :
-        org.apache.iceberg.expressions.Binder.boundReferences(
-            task.schema().asStruct(), List.of(filter), true)) {
+    for (int id : Binder.boundReferences(task.schema().asStruct(), List.of(filter), true)) {
       Type type = task.schema().findType(id);
       if (type != null && type.isNestedType()) {
         // "addr is null" needs the struct (or list, or map) itself read, which takes its fields.
