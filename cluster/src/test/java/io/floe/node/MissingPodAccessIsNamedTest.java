@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
-import java.io.InputStream;
+import io.floe.tls.PemFiles;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -46,51 +46,22 @@ class MissingPodAccessIsNamedTest {
   private final List<String> requests = new ArrayList<>();
   private KubernetesPodAccess.Settings settings;
 
-  /** The stand-in API server's key and certificate, once for the class (keytool is slow). */
+  /** The stand-in API server's certificate, from a CA of the test's own, once for the class. */
   @BeforeAll
   static void makeCertificate() throws Exception {
-    Path keystore = dir.resolve("api.p12");
-    ca = dir.resolve("ca.crt");
-    keytool(
-        "-genkeypair",
-        "-alias",
-        "api",
-        "-keyalg",
-        "RSA",
-        "-keysize",
-        "2048",
-        "-validity",
-        "2",
-        "-dname",
-        "CN=127.0.0.1",
-        "-ext",
-        "SAN=ip:127.0.0.1",
-        "-keystore",
-        keystore.toString(),
-        "-storetype",
-        "PKCS12",
-        "-storepass",
-        "changeit",
-        "-keypass",
-        "changeit");
-    keytool(
-        "-exportcert",
-        "-rfc",
-        "-alias",
-        "api",
-        "-keystore",
-        keystore.toString(),
-        "-storepass",
-        "changeit",
-        "-file",
-        ca.toString());
+    TestCertificates authority = TestCertificates.authority(dir, "api-ca");
+    TestCertificates.Pair server = authority.issue("api", true);
+    ca = authority.cert();
     KeyStore keys = KeyStore.getInstance("PKCS12");
-    try (InputStream in = Files.newInputStream(keystore)) {
-      keys.load(in, "changeit".toCharArray());
-    }
+    keys.load(null, null);
+    keys.setKeyEntry(
+        "api",
+        PemFiles.privateKey(server.key()),
+        new char[0],
+        PemFiles.certificates(server.cert()));
     KeyManagerFactory keyManagers =
         KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
-    keyManagers.init(keys, "changeit".toCharArray());
+    keyManagers.init(keys, new char[0]);
     tls = SSLContext.getInstance("TLS");
     tls.init(keyManagers.getKeyManagers(), null, null);
   }
@@ -185,14 +156,5 @@ class MissingPodAccessIsNamedTest {
         + "."
         + encoder.encodeToString(claims.getBytes(StandardCharsets.UTF_8))
         + ".c2lnbmF0dXJl";
-  }
-
-  private static void keytool(String... args) throws Exception {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
-    command.addAll(List.of(args));
-    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-    String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(process.waitFor()).as("keytool %s: %s", args[0], output).isZero();
   }
 }
