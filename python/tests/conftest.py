@@ -125,6 +125,22 @@ def _die_with_parent() -> None:
         pass  # not Linux: teardown alone stops the node
 
 
+def end_process(process: subprocess.Popen, graceful: bool = True) -> None:
+    """Ends a node's process: SIGTERM and up to 30 s for its coordinated shutdown, then SIGKILL;
+    or SIGKILL at once when not ``graceful`` (nothing to hand off, nothing to wait for)."""
+    if process.poll() is not None:
+        return
+    if graceful:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+    process.kill()
+    process.wait(timeout=30)
+
+
 class Node:
     """A Floe data node process on 127.0.0.1; ``address`` is its Flight URI."""
 
@@ -194,13 +210,7 @@ class Node:
         pytest.fail(f"The Floe node did not answer `list` within {timeout:.0f} s ({last}):\n{self.tail()}")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=30)
+        end_process(self.process)
         self._log_file.close()
 
     def kill(self) -> None:
@@ -208,9 +218,7 @@ class Node:
         stop of each member in turn waits out Pekko's leaving (sharding hand-off, a leader that is
         itself leaving): 10-20 s per cluster, and it proves nothing there, since ``stop`` kills
         after 30 s anyway. Tests of a node leaving in order SIGTERM it themselves."""
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=30)
+        end_process(self.process, graceful=False)
         self._log_file.close()
 
 

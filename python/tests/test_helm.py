@@ -13,7 +13,6 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -27,7 +26,7 @@ kubernetes_validate = pytest.importorskip("kubernetes_validate")
 jsonschema = pytest.importorskip("jsonschema")
 flight = pytest.importorskip("pyarrow.flight")
 
-from conftest import _die_with_parent, _java, free_port  # noqa: E402
+from conftest import _die_with_parent, _java, end_process, free_port  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "k8s" / "helm" / "floe"
@@ -674,13 +673,7 @@ class RenderedNode:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-40:])
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=30)
+        end_process(self.process)
         self._log_file.close()
 
 

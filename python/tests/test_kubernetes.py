@@ -21,7 +21,6 @@ import base64
 import json
 import os
 import shutil
-import signal
 import subprocess
 import time
 from pathlib import Path
@@ -32,7 +31,7 @@ import pytest
 yaml = pytest.importorskip("yaml")
 
 import kube  # noqa: E402
-from conftest import _die_with_parent, _java, free_port  # noqa: E402
+from conftest import _die_with_parent, _java, end_process, free_port  # noqa: E402
 from floe_client import FloeClient  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -324,16 +323,7 @@ class PodProcess:
         return "\n".join(self.text().splitlines()[-40:])
 
     def stop(self, graceful: bool = True) -> None:
-        if self.process.poll() is None and not graceful:
-            self.process.kill()  # nothing to hand off: spare the coordinated shutdown's wait
-            self.process.wait(timeout=30)
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=30)
+        end_process(self.process, graceful)
         self._log_file.close()
 
 
