@@ -49,9 +49,9 @@ _ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 #: A dataset name as the node checks it: like a job id, but starting with a letter or digit.
 _DATASET = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
-#: Batch indices per plan unless the caller says otherwise. Every plan and stream costs the node
-#: about a millisecond of CPU whatever its size, a shuffled epoch of small batches 18 % of its
-#: node CPU at 32 batches a plan (docs/benchmarks.md), so chunks are long.
+#: Batch indices per plan unless the caller says otherwise. Every plan and its streams cost the
+#: node CPU whatever their length (about 10 ms; 18-32 % of a shuffled epoch of 4,096-row batches
+#: at 32 batches a plan, docs/benchmarks.md), so chunks are long.
 CHUNK_BATCHES_DEFAULT = 128
 #: A chunk holds at most about this many rows (never less than one batch), so that large batches
 #: do not multiply into large prefetches.
