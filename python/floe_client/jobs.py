@@ -25,6 +25,7 @@ import logging
 import os
 import re
 import socket
+import struct
 import threading
 import time
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
@@ -61,6 +62,12 @@ CHUNK_ROWS_MAX = 1 << 19
 _CHUNK_GROWTH = 4
 #: Endpoint streams of a chunk read at once.
 STREAMS_DEFAULT = 8
+#: A read asks the nodes for record batches of about this many rows (several global batches each
+#: when a rank's share is smaller): every record batch costs the node and this client the same
+#: whatever its size, and the plain stream's batches are this large (the load's default).
+MESSAGE_ROWS = 1 << 15
+#: The most global batches a record batch may carry (the node refuses more).
+BATCHES_PER_MESSAGE_MAX = 1024
 #: Registrations in a row that may answer "unknown job" again before a read gives up.
 _REREGISTER_MAX = 5
 
@@ -193,23 +200,36 @@ def default_worker_name(suffix: Optional[str] = None) -> str:
 
 
 def job_descriptor(
-    spec: JobSpec, epoch: int, world_size: int, rank: int, batch_from: int, batch_to: int, batch_step: int
+    spec: JobSpec,
+    epoch: int,
+    world_size: int,
+    rank: int,
+    batch_from: int,
+    batch_to: int,
+    batch_step: int,
+    batches_per_message: int = 1,
 ) -> fl.FlightDescriptor:
-    """The ``GetFlightInfo`` command of a deterministic read of ``spec``'s epoch."""
-    return fl.FlightDescriptor.for_command(
-        json.dumps(
-            {
-                "kind": "job_read",
-                "job": spec.job,
-                "epoch": int(epoch),
-                "world_size": int(world_size),
-                "rank": int(rank),
-                "batch_from": int(batch_from),
-                "batch_to": int(batch_to),
-                "batch_step": int(batch_step),
-            }
-        )
-    )
+    """The ``GetFlightInfo`` command of a deterministic read of ``spec``'s epoch; its streams send
+    up to ``batches_per_message`` global batches in one record batch."""
+    command = {
+        "kind": "job_read",
+        "job": spec.job,
+        "epoch": int(epoch),
+        "world_size": int(world_size),
+        "rank": int(rank),
+        "batch_from": int(batch_from),
+        "batch_to": int(batch_to),
+        "batch_step": int(batch_step),
+    }
+    if batches_per_message != 1:
+        command["batches_per_message"] = int(batches_per_message)
+    return fl.FlightDescriptor.for_command(json.dumps(command))
+
+
+def batches_per_message(rows_per_rank: int, batches: int) -> int:
+    """Global batches per record batch for a read of ``batches`` batches of ``rows_per_rank`` rows
+    each: about :data:`MESSAGE_ROWS` rows a record batch, one batch when a share is that large."""
+    return max(1, min(batches, BATCHES_PER_MESSAGE_MAX, MESSAGE_ROWS // max(1, rows_per_rank)))
 
 
 def _concat(parts: Sequence[pa.RecordBatch]) -> pa.RecordBatch:
@@ -228,22 +248,45 @@ def _concat(parts: Sequence[pa.RecordBatch]) -> pa.RecordBatch:
 _Part = Tuple[int, pa.RecordBatch, Optional[pa.Array]]
 
 
-def _job_part(chunk) -> _Part:
-    """A job stream's record batch with its metadata (docs/protocol.md, "Job reads"): the batch
-    index (int64) and the places of its rows (int32 each, left out for the whole share),
-    little-endian."""
+def _job_parts(chunk) -> List[_Part]:
+    """A job stream's record batch cut into its global batches' parts by its metadata
+    (docs/protocol.md, "Job reads"), little-endian: for one batch, its index (int64) and the places
+    of its rows (int32 each, left out for the whole share); for several, ``-n`` (int64), the ``n``
+    indices (int64 each), their rows (int32 each), then the places of all rows (left out when every
+    part is its whole share). The parts are slices of the record batch: nothing is copied."""
     metadata = chunk.app_metadata
     size = 0 if metadata is None else metadata.size
-    if size < 8 or (size - 8) % 4:
-        raise FloeError(f"A job stream's record batch came with {size} bytes of metadata, not a batch index and places", code="PROTOCOL")
-    batch_index = int.from_bytes(metadata.slice(0, 8).to_pybytes(), "little", signed=True)
+    data = chunk.data
+    if size < 8 or size % 4:
+        raise FloeError(f"A job stream's record batch came with {size} bytes of metadata, not batch indices and places", code="PROTOCOL")
+    first = int.from_bytes(metadata.slice(0, 8).to_pybytes(), "little", signed=True)
+    if first >= 0:
+        indices, rows, at = [first], [data.num_rows], 8
+    else:
+        n = -first
+        if n > (size - 8) // 12:
+            raise FloeError(f"A job stream's record batch claims {n} global batches in {size} bytes of metadata", code="PROTOCOL")
+        header = metadata.slice(8, 12 * n).to_pybytes()
+        indices = list(struct.unpack_from(f"<{n}q", header))
+        rows = list(struct.unpack_from(f"<{n}i", header, 8 * n))
+        at = 8 + 12 * n
+        if any(r < 0 for r in rows) or any(b <= a for a, b in zip(indices, indices[1:])) or indices[0] < 0:
+            raise FloeError(f"A job stream's record batch has batches {indices[:5]} of rows {rows[:5]}: not ascending or negative", code="PROTOCOL")
+    if sum(rows) != data.num_rows:
+        raise FloeError(f"A job stream's record batch of {data.num_rows} rows says its batches {indices[:5]} have {sum(rows)}", code="PROTOCOL")
     places = None
-    if size > 8:
+    if size > at:
         # A view of the metadata's bytes (Arrow's int32 is little-endian on every platform it runs on).
-        places = pa.Array.from_buffers(pa.int32(), (size - 8) // 4, [None, metadata.slice(8)])
-        if len(places) != chunk.data.num_rows:
-            raise FloeError(f"A job stream's part of batch {batch_index} has {chunk.data.num_rows} rows and {len(places)} places", code="PROTOCOL")
-    return batch_index, chunk.data, places
+        places = pa.Array.from_buffers(pa.int32(), (size - at) // 4, [None, metadata.slice(at)])
+        if len(places) != data.num_rows:
+            raise FloeError(f"A job stream's part of batch {indices[0]} has {data.num_rows} rows and {len(places)} places", code="PROTOCOL")
+    if len(indices) == 1:
+        return [(indices[0], data, places)]
+    parts, start = [], 0
+    for index, n in zip(indices, rows):
+        parts.append((index, data.slice(start, n), None if places is None else places.slice(start, n)))
+        start += n
+    return parts
 
 
 def _placed(parts: Sequence[_Part], rows: int) -> Optional[pa.RecordBatch]:
@@ -340,7 +383,8 @@ class _ChunkFetcher:
     def fetch(self, indices: range) -> List[pa.RecordBatch]:
         """The rank's batches for ``indices`` (a non-empty range), in order."""
         descriptor = job_descriptor(
-            self.spec, self.epoch, self.world_size, self.rank, indices.start, indices[-1] + 1, indices.step
+            self.spec, self.epoch, self.world_size, self.rank, indices.start, indices[-1] + 1, indices.step,
+            batches_per_message(self.rows, len(indices)),
         )
         what = self._what(indices)
         deadline = time.monotonic() + self.client.patience
@@ -427,10 +471,10 @@ class _ChunkFetcher:
                 except StopIteration:
                     break
                 if chunk.data is not None:
-                    part = _job_part(chunk)
-                    if batches and part[0] <= batches[-1][0]:
-                        raise FloeError(f"The endpoint at {uri} for {what} sent batch {part[0]} after batch {batches[-1][0]}", code="PROTOCOL")
-                    batches.append(part)
+                    for part in _job_parts(chunk):
+                        if batches and part[0] <= batches[-1][0]:
+                            raise FloeError(f"The endpoint at {uri} for {what} sent batch {part[0]} after batch {batches[-1][0]}", code="PROTOCOL")
+                        batches.append(part)
         except pa.ArrowException as e:
             if attempt.stopped():
                 raise _Cancelled(what) from e
@@ -440,7 +484,7 @@ class _ChunkFetcher:
                 attempt.untrack(reader)
         if len(batches) > count:
             raise FloeError(
-                f"The endpoint at {uri} for {what} sent {len(batches)} record batches for {count} "
+                f"The endpoint at {uri} for {what} sent parts of {len(batches)} batches for {count} "
                 f"batch indices (at most one each expected)",
                 code="PROTOCOL",
             )

@@ -25,7 +25,7 @@ from floe_client import (
     Unavailable,
 )
 from floe_client.errors import translate
-from floe_client.jobs import chunk_size, epoch_chunks, job_descriptor
+from floe_client.jobs import _job_parts, batches_per_message, chunk_size, epoch_chunks, job_descriptor
 from conftest import JOB_ROWS
 
 # Blocks smaller than a slice, shuffled in small windows: a global batch gathers rows of several
@@ -125,6 +125,48 @@ def test_an_epoch_is_planned_in_chunks_growing_from_one_batch_to_the_chunk_size(
     assert chunk_size(JobSpec("c", "d", 4096), 1, 128) == 128
     assert chunk_size(JobSpec("c", "d", 65536), 1, 128) == 8
     assert chunk_size(JobSpec("c", "d", 1 << 20), 1, 128) == 1
+
+
+def raw_parts(address, spec, epoch, world_size, rank, batch_to, per_message):
+    """{k: (ids, places)} of one rank's batches as the node's streams send them, and the number of
+    record batches they came in."""
+    parts, messages = {}, 0
+    with fl.FlightClient(address) as raw:
+        info = raw.get_flight_info(job_descriptor(spec, epoch, world_size, rank, 0, batch_to, 1, per_message))
+        for endpoint in info.endpoints:
+            reader = raw.do_get(endpoint.ticket)
+            while True:
+                try:
+                    chunk = reader.read_chunk()
+                except StopIteration:
+                    break
+                messages += 1
+                for k, batch, places in _job_parts(chunk):
+                    assert k not in parts
+                    parts[k] = (ids(batch), None if places is None else places.to_pylist())
+    return parts, messages
+
+
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_record_batches_of_several_global_batches_cut_into_the_same_parts(address, client, job_data, shuffle):
+    spec = JobSpec(f"grouped-{shuffle}", job_data, 480, seed=3, shuffle=shuffle, **ORDER)
+    client.register_job_spec(spec)
+    batches = JOB_ROWS // 480
+    for world_size in (1, 3):
+        one, singles = raw_parts(address, spec, 1, world_size, world_size - 1, batches, 1)
+        eight, grouped = raw_parts(address, spec, 1, world_size, world_size - 1, batches, 8)
+        assert one == eight
+        assert sorted(one) == list(range(batches))
+        assert singles == batches
+        if shuffle or world_size == 1:
+            assert grouped < singles / 2, (grouped, singles)
+    # What the client reads (grouped by default) is the same too.
+    assert {k: (v, None) for k, v in read_ids(client, spec, 1).items()} == raw_parts(address, spec, 1, 1, 0, batches, 1)[0]
+    assert batches_per_message(160, 100) == 100
+    assert batches_per_message(4096, 128) == 8 and batches_per_message(1 << 16, 128) == 1
+    with fl.FlightClient(address) as raw:
+        with pytest.raises(pa.ArrowException, match="batches_per_message: 1025"):
+            raw.get_flight_info(job_descriptor(spec, 0, 1, 0, 0, 1, 1, 1025))
 
 
 def test_a_progression_reads_every_step_th_batch(client, job_data):

@@ -355,12 +355,21 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
       }
       JobBatchMetadata parsed;
       try {
-        parsed = JobBatchMetadata.decode(metadata.nioBuffer(0, (int) metadata.readableBytes()));
+        parsed =
+            JobBatchMetadata.decode(
+                metadata.nioBuffer(0, (int) metadata.readableBytes()),
+                stream.getRoot().getRowCount());
       } catch (IllegalArgumentException e) {
         throw protocol("endpoint %d: %s", i, e.getMessage());
       }
-      loaded[i] = parsed.batch();
-      places[i] = parsed.places();
+      // This reader asks for one global batch per record batch (the default).
+      if (parsed.batchCount() != 1) {
+        throw protocol(
+            "endpoint %d sent %d global batches in one record batch, asked for one",
+            i, parsed.batchCount());
+      }
+      loaded[i] = parsed.batch(0);
+      places[i] = parsed.places(0);
     }
 
     private IllegalStateException protocol(String template, Object... args) {

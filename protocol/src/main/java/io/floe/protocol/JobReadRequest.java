@@ -7,13 +7,35 @@ import java.util.Set;
 /**
  * A {@code GetFlightInfo} command for a job: rank {@code rank} of {@code worldSize}, epoch {@code
  * epoch}, global batches {@code batchFrom, batchFrom + batchStep, …} below {@code batchTo} (null:
- * to the end of the epoch).
+ * to the end of the epoch), up to {@code batchesPerMessage} of them in one record batch.
  */
 public record JobReadRequest(
-    String job, long epoch, int worldSize, int rank, long batchFrom, Long batchTo, long batchStep) {
+    String job,
+    long epoch,
+    int worldSize,
+    int rank,
+    long batchFrom,
+    Long batchTo,
+    long batchStep,
+    int batchesPerMessage) {
   private static final String WHAT = "job read command";
   private static final Set<String> FIELDS =
-      Set.of("kind", "job", "epoch", "world_size", "rank", "batch_from", "batch_to", "batch_step");
+      Set.of(
+          "kind",
+          "job",
+          "epoch",
+          "world_size",
+          "rank",
+          "batch_from",
+          "batch_to",
+          "batch_step",
+          "batches_per_message");
+
+  /**
+   * The most global batches one record batch may carry. A node also ends a record batch at {@code
+   * 65,536} rows (or one batch's share, if that is more), so this bounds only tiny batches.
+   */
+  public static final int BATCHES_PER_MESSAGE_MAX = 1_024;
 
   /** The {@code kind} of a command descriptor that reads a training job's batches. */
   public static final String KIND = "job_read";
@@ -34,6 +56,23 @@ public record JobReadRequest(
         batchTo,
         batchFrom);
     Preconditions.checkArgument(batchStep > 0, "Invalid batch_step: %s (must be > 0)", batchStep);
+    Preconditions.checkArgument(
+        1 <= batchesPerMessage && batchesPerMessage <= BATCHES_PER_MESSAGE_MAX,
+        "Invalid batches_per_message: %s (must be in 1..%s)",
+        batchesPerMessage,
+        BATCHES_PER_MESSAGE_MAX);
+  }
+
+  /** A read of one global batch per record batch, as readers from before grouping ask. */
+  public JobReadRequest(
+      String job,
+      long epoch,
+      int worldSize,
+      int rank,
+      long batchFrom,
+      Long batchTo,
+      long batchStep) {
+    this(job, epoch, worldSize, rank, batchFrom, batchTo, batchStep, 1);
   }
 
   /**
@@ -72,7 +111,8 @@ public record JobReadRequest(
         fields.optionalInt("rank", 0),
         from == null ? 0 : from,
         fields.optionalLong("batch_to"),
-        step == null ? 1 : step);
+        step == null ? 1 : step,
+        fields.optionalInt("batches_per_message", 1));
   }
 
   public byte[] toJson() {
@@ -87,6 +127,9 @@ public record JobReadRequest(
       node.put("batch_to", batchTo);
     }
     node.put("batch_step", batchStep);
+    if (batchesPerMessage != 1) {
+      node.put("batches_per_message", batchesPerMessage);
+    }
     return Json.bytes(node);
   }
 }

@@ -15,16 +15,22 @@ import java.util.List;
 
 /**
  * What one {@code DoGet} of a job serves: the rows of its {@link JobRead} (a rank's share of some
- * global batches of an epoch) that sit in the slices the plan placed on {@code holder}, one record
- * batch per global batch that has any (in the epoch's order, with the batch index and the rows'
- * places in the rank's batch as the message's metadata, {@link JobBatchMetadata}). The read fixes
- * those rows and {@code placement}, the fingerprint of the layout's placement, fixes where they
- * are, so the serving node needs no job state, only the layout; a node whose view of the placement
- * differs refuses the ticket and the reader plans again. The wire form is flat: the read's fields
- * sit beside the ticket's own.
+ * global batches of an epoch) that sit in the slices the plan placed on {@code holder}, in record
+ * batches of up to {@code batchesPerMessage} consecutive listed global batches that have any (in
+ * the epoch's order, with the batch indices and the rows' places in the rank's batches as the
+ * message's metadata, {@link JobBatchMetadata}). The read fixes those rows and {@code placement},
+ * the fingerprint of the layout's placement, fixes where they are, so the serving node needs no job
+ * state, only the layout; a node whose view of the placement differs refuses the ticket and the
+ * reader plans again. The wire form is flat: the read's fields sit beside the ticket's own.
  */
 public record JobTicket(
-    String dataset, String holder, String placement, String job, JobRead read, List<String> columns)
+    String dataset,
+    String holder,
+    String placement,
+    String job,
+    JobRead read,
+    List<String> columns,
+    int batchesPerMessage)
     implements SignedTicket {
   static final String KIND = "job";
 
@@ -39,6 +45,22 @@ public record JobTicket(
         "Invalid ticket: no placement for dataset '%s'",
         dataset);
     Preconditions.checkArgument(read != null, "Invalid ticket: no read for dataset '%s'", dataset);
+    Preconditions.checkArgument(
+        batchesPerMessage >= 1,
+        "Invalid ticket: batches_per_message %s for dataset '%s'",
+        batchesPerMessage,
+        dataset);
+  }
+
+  /** A ticket for one global batch per record batch. */
+  public JobTicket(
+      String dataset,
+      String holder,
+      String placement,
+      String job,
+      JobRead read,
+      List<String> columns) {
+    this(dataset, holder, placement, job, read, columns, 1);
   }
 
   static boolean isJobTicket(ObjectNode node) {
@@ -73,7 +95,12 @@ public record JobTicket(
     // verify on nodes of either age; a run order signs its run length too, so a node that knows no
     // runs refuses its tickets rather than serving single rows.
     int runRows = read.order().runRows();
-    return runRows == 1 ? text : text + "\nrun_rows=" + runRows;
+    if (runRows != 1) {
+      text += "\nrun_rows=" + runRows;
+    }
+    // Likewise for record batches of several global batches: a node that cannot frame them so
+    // refuses the ticket rather than sending a framing its reader does not expect.
+    return batchesPerMessage == 1 ? text : text + "\nbatches_per_message=" + batchesPerMessage;
   }
 
   private ArrayNode columnsJson() {
@@ -104,6 +131,9 @@ public record JobTicket(
     node.put("batch_from", read.batchFrom());
     node.put("batch_to", read.batchTo());
     node.put("batch_step", read.batchStep());
+    if (batchesPerMessage != 1) {
+      node.put("batches_per_message", batchesPerMessage);
+    }
   }
 
   /**
@@ -138,7 +168,9 @@ public record JobTicket(
             number(node, "batch_from"),
             number(node, "batch_to"),
             number(node, "batch_step")),
-        columns);
+        columns,
+        // Absent from tickets of one global batch per record batch.
+        node.has("batches_per_message") ? Math.toIntExact(number(node, "batches_per_message")) : 1);
   }
 
   private static JsonNode field(ObjectNode node, String name) {

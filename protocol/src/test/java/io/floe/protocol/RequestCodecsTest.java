@@ -181,6 +181,30 @@ class RequestCodecsTest {
   }
 
   @Test
+  void aJobReadMayAskForSeveralBatchesPerRecordBatchWithinBounds() {
+    JobReadRequest grouped = new JobReadRequest("train", 3, 1, 0, 0, null, 1, 8);
+    var command = Json.parseObject(grouped.toJson(), "command");
+    assertThat(command.path("batches_per_message").asInt()).isEqualTo(8);
+    assertThat(JobReadRequest.parse(command)).isEqualTo(grouped);
+    // Left out when 1, as readers from before grouping send it.
+    var single = Json.parseObject(new JobReadRequest("train", 3, 1, 0, 0, null, 1).toJson(), "c");
+    assertThat(single.has("batches_per_message")).isFalse();
+    assertThat(JobReadRequest.parse(single).batchesPerMessage()).isEqualTo(1);
+    for (String value : new String[] {"0", "1025", "-3"}) {
+      var body =
+          Json.parseObject(
+              json(
+                  "{\"kind\": \"job_read\", \"job\": \"j\", \"epoch\": 0, \"batches_per_message\": "
+                      + value
+                      + "}"),
+              "command");
+      assertThatThrownBy(() -> JobReadRequest.parse(body))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("Invalid batches_per_message: " + value);
+    }
+  }
+
+  @Test
   void aJobReadOutsideItsWorldIsRefused() {
     assertThatThrownBy(() -> new JobReadRequest("train", 0, 2, 2, 0, null, 1))
         .hasMessageContaining("Invalid rank: 2");

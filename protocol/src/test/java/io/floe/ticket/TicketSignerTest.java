@@ -81,6 +81,27 @@ class TicketSignerTest {
     assertRefused(signer, altered, "signature does not match");
   }
 
+  /**
+   * A ticket for one global batch per record batch signs as tickets did before grouping and carries
+   * no {@code batches_per_message}; a grouped ticket signs it, so taking it out (which a node that
+   * cannot group would do) breaks the signature.
+   */
+  @Test
+  void groupedTicketsSignHowManyBatchesARecordBatchHolds() {
+    TicketSigner signer = signer(NOW);
+    assertThat(JOB.canonical()).doesNotContain("batches_per_message");
+    assertThat(Json.parseObject(signer.sign(JOB).getBytes(), "ticket").has("batches_per_message"))
+        .isFalse();
+    JobTicket grouped =
+        new JobTicket(
+            JOB.dataset(), JOB.holder(), JOB.placement(), JOB.job(), JOB.read(), JOB.columns(), 8);
+    assertThat(grouped.canonical()).isEqualTo(JOB.canonical() + "\nbatches_per_message=8");
+    assertThat(signer.verify(signer.sign(grouped))).isEqualTo(grouped);
+    ObjectNode altered = Json.parseObject(signer.sign(grouped).getBytes(), "ticket");
+    altered.remove("batches_per_message");
+    assertRefused(signer, altered, "signature does not match");
+  }
+
   @Test
   void changingAnyFieldBreaksTheSignature() {
     TicketSigner signer = signer(NOW);

@@ -191,7 +191,8 @@ public final class JobActions {
               layout.rows(), orders.order(read.layout(), layout, read.order(), read.epoch()));
       Schema projected =
           JobSchemas.project(leases.get(0).slice().schema(), ticket.columns(), ticket.dataset());
-      NodeJobBatches batches = new NodeJobBatches(leases, localOf, read, share, projected);
+      NodeJobBatches batches =
+          new NodeJobBatches(leases, localOf, read, share, projected, ticket.batchesPerMessage());
       return gatherAhead == 0 ? batches : new ReadAheadBatches(batches, gathering, gatherAhead);
     } catch (RuntimeException e) {
       leases.forEach(LoadedSlice.Lease::close);

@@ -24,9 +24,10 @@ import org.apache.arrow.flight.FlightInfo;
  * the order's windows: a node holding only blocks of a window none of whose rows the rank reads
  * gets an endpoint that streams nothing) and gives one endpoint per such node, whose ticket names
  * the rank, the batches, the order and the placement the plan used. The plan's size depends on the
- * nodes, not on the slices. Each endpoint streams one record batch per listed batch that has rows
- * on its node, in order; the rank's batch is put together from the parts by the places in their
- * metadata ({@link io.floe.ticket.JobBatchMetadata}).
+ * nodes, not on the slices. Each endpoint streams the rows its node holds of each listed batch, in
+ * order, in record batches of up to the request's {@code batches_per_message} batches; the rank's
+ * batch is put together from the parts by the places in their metadata ({@link
+ * io.floe.ticket.JobBatchMetadata}).
  */
 final class JobReadPlanner {
   private final TicketSigner tickets;
@@ -93,7 +94,13 @@ final class JobReadPlanner {
       String holder = placement.holders().get(h);
       JobTicket ticket =
           new JobTicket(
-              layout.name(), holder, placement.fingerprint(), spec.job(), read, spec.columns());
+              layout.name(),
+              holder,
+              placement.fingerprint(),
+              spec.job(),
+              read,
+              spec.columns(),
+              request.batchesPerMessage());
       endpoints.add(
           new FlightEndpoint(tickets.sign(ticket), SliceHolders.location(layout.name(), holder)));
     }

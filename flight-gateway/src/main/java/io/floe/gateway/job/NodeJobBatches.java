@@ -7,6 +7,7 @@ import io.floe.job.RankShare;
 import io.floe.store.LoadedSlice;
 import io.floe.ticket.JobBatchMetadata;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.VectorUnloader;
@@ -15,22 +16,54 @@ import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
  * A job read's batches on the node the plan placed them on: for each listed global batch, the rows
- * of the rank's share that sit in this node's slices, gathered from all of them into one record
- * batch in the epoch's order, with the batch index and the rows' places in the share as its
- * metadata ({@link JobBatchMetadata}). A batch none of whose rows are here is not sent. Holds a
- * lease on each of those slices until closed.
+ * of the rank's share that sit in this node's slices, gathered from all of them in the epoch's
+ * order, with the batch indices and the rows' places in the share as metadata ({@link
+ * JobBatchMetadata}). Consecutive listed batches go into one record batch, up to {@code
+ * batchesPerMessage} of them and {@link #MESSAGE_ROWS_MAX} rows: each record batch costs the node
+ * (framing, a hand-over between threads, the socket) whatever its size. A batch none of whose rows
+ * are here is not sent. Holds a lease on each of those slices until closed.
  */
 final class NodeJobBatches implements BatchSource {
+  /**
+   * A record batch ends at this many rows, or at one batch's share if that is more: as large as the
+   * plain stream's batches (the load's 32,768 rows) and twice that, not larger, so that a read
+   * ahead holds little.
+   */
+  static final int MESSAGE_ROWS_MAX = 1 << 16;
+
   private final List<LoadedSlice.Lease> leases;
   private final int[] localOf;
   private final JobRead read;
   private final RankShare share;
   private final Schema projected;
   private final RowGather gather;
+  private final int batchesPerMessage;
+
+  /** One batch's rows of the rank's share, located: slice by slice and row by row. */
   private final int[] located;
+
   private final long[] locatedRows;
+
+  /**
+   * The record batch being put together, row by row: where its rows are in the gather's sources and
+   * where each goes in its batch's share. A batch is located before it is known whether it joins;
+   * then it is one of the at most {@code batchesPerMessage} the record batch holds.
+   */
   private final int[] source;
+
   private final int[] indexIn;
+  private final int[] places;
+
+  private final long[] messageBatches;
+  private final int[] messageRows;
+
+  /**
+   * A batch located while the record batch before it was put together, which it did not join: its
+   * rows are at the front of the arrays; -1 when none.
+   */
+  private long carried = -1;
+
+  private int carriedRows;
   private long next;
   private boolean closed;
 
@@ -44,7 +77,8 @@ final class NodeJobBatches implements BatchSource {
       int[] localOf,
       JobRead read,
       RankShare share,
-      Schema projected) {
+      Schema projected,
+      int batchesPerMessage) {
     this.leases = List.copyOf(leases);
     this.localOf = localOf;
     this.read = read;
@@ -53,10 +87,19 @@ final class NodeJobBatches implements BatchSource {
     List<LoadedSlice> slices = new ArrayList<>(leases.size());
     leases.forEach(lease -> slices.add(lease.slice()));
     this.gather = new RowGather(slices, projected);
-    this.located = new int[share.rowsPerBatch()];
-    this.locatedRows = new long[share.rowsPerBatch()];
-    this.source = new int[share.rowsPerBatch()];
-    this.indexIn = new int[share.rowsPerBatch()];
+    int rows = share.rowsPerBatch();
+    this.batchesPerMessage =
+        (int)
+            Math.max(
+                1, Math.min(batchesPerMessage, Math.max(1, MESSAGE_ROWS_MAX / Math.max(1, rows))));
+    this.located = new int[rows];
+    this.locatedRows = new long[rows];
+    int room = Math.multiplyExact(rows, this.batchesPerMessage);
+    this.source = new int[room];
+    this.indexIn = new int[room];
+    this.places = new int[room];
+    this.messageBatches = new long[this.batchesPerMessage];
+    this.messageRows = new int[this.batchesPerMessage];
     this.next = read.batchFrom();
   }
 
@@ -67,51 +110,95 @@ final class NodeJobBatches implements BatchSource {
 
   @Override
   public FlightFrame next() {
-    while (next < read.batchTo()) {
-      long k = next;
-      next += read.batchStep();
-      FlightFrame frame = batch(k);
-      if (frame != null) {
-        return frame;
-      }
-    }
-    return null;
-  }
-
-  /** This node's part of batch {@code k}, encoded, or null when it holds none of its rows. */
-  private FlightFrame batch(long k) {
-    Part part = part(k);
-    if (part == null) {
+    Message message = message();
+    if (message == null) {
       return null;
     }
-    try (VectorSchemaRoot rows = part.rows();
+    try (VectorSchemaRoot rows = message.rows();
         ArrowRecordBatch batch = new VectorUnloader(rows).getRecordBatch()) {
-      return FlightFrame.batch(batch, new JobBatchMetadata(k, part.places()).encode());
+      return FlightFrame.batch(batch, message.metadata().encode());
     }
   }
 
   /**
-   * This node's rows of the rank's share of a batch, in the epoch's order, and their places in the
-   * share (null when they are all of it).
+   * This node's rows of some of the rank's batches, in the epoch's order, and which batches they
+   * are with their places in the share.
    */
-  record Part(VectorSchemaRoot rows, int[] places) {}
+  record Message(VectorSchemaRoot rows, JobBatchMetadata metadata) {}
 
-  /** This node's part of batch {@code k} (the caller closes its rows), or null when it has none. */
-  Part part(long k) {
-    // Located by the stream that serves the batch, into arrays it keeps from part to part.
+  /**
+   * The next record batch's rows (the caller closes them), or null when no listed batch is left
+   * with rows here. It takes the listed batches that have rows here in order while there is room. A
+   * record batch whose rows are one run of one of the slices' batches is served by reference (an
+   * ordered job's, nearly always): a batch that would break that run starts the next record batch
+   * instead, as does a batch that is such a run itself after batches that are not.
+   */
+  Message message() {
+    int batches = 0;
+    int count = 0;
+    boolean oneRun = false;
+    if (carried >= 0) {
+      batches = 1;
+      count = carriedRows;
+      messageBatches[0] = carried;
+      messageRows[0] = carriedRows;
+      oneRun = oneRun(0, count);
+      carried = -1;
+    }
+    while (batches < batchesPerMessage && next < read.batchTo()) {
+      long k = next;
+      next += read.batchStep();
+      int n = locate(k, count);
+      if (n == 0) {
+        continue;
+      }
+      if (batches > 0) {
+        boolean run = oneRun(count, n);
+        boolean joins = oneRun ? run && continues(count) : !run;
+        if (!joins) {
+          Message message = message(batches, count);
+          // The batch located after the message's rows starts the next one.
+          System.arraycopy(source, count, source, 0, n);
+          System.arraycopy(indexIn, count, indexIn, 0, n);
+          System.arraycopy(places, count, places, 0, n);
+          carried = k;
+          carriedRows = n;
+          return message;
+        }
+      } else {
+        oneRun = oneRun(0, n);
+      }
+      messageBatches[batches] = k;
+      messageRows[batches] = n;
+      batches++;
+      count += n;
+    }
+    return batches == 0 ? null : message(batches, count);
+  }
+
+  /** Gathers the {@code count} rows of the first {@code batches} batches noted. */
+  private Message message(int batches, int count) {
+    boolean whole = true;
+    for (int b = 0; b < batches && whole; b++) {
+      whole = messageRows[b] == share.rowsPerBatch();
+    }
+    JobBatchMetadata metadata =
+        new JobBatchMetadata(
+            Arrays.copyOf(messageBatches, batches),
+            Arrays.copyOf(messageRows, batches),
+            whole ? null : Arrays.copyOf(places, count));
+    return new Message(
+        gather.gather(source, indexIn, count, leases.get(0).slice().allocator()), metadata);
+  }
+
+  /**
+   * Notes this node's rows of batch {@code k} in the arrays from {@code at} on; answers how many.
+   */
+  private int locate(long k, int at) {
+    // Located by the stream that serves the batch, into arrays it keeps from batch to batch.
     share.locate(k, located, locatedRows);
     int size = located.length;
-    int count = 0;
-    for (int i = 0; i < size; i++) {
-      if (localOf[located[i]] >= 0) {
-        count++;
-      }
-    }
-    if (count == 0) {
-      return null;
-    }
-    int[] places = count == size ? null : new int[count];
-    int j = 0;
+    int j = at;
     int i = 0;
     while (i < size) {
       int local = localOf[located[i]];
@@ -128,16 +215,36 @@ final class NodeJobBatches implements BatchSource {
         n++;
       }
       gather.locate(local, locatedRows[i], n, source, indexIn, j);
-      if (places != null) {
-        for (int t = 0; t < n; t++) {
-          places[j + t] = i + t;
-        }
+      for (int t = 0; t < n; t++) {
+        places[j + t] = i + t;
       }
       i += n;
       j += n;
     }
-    return new Part(
-        gather.gather(source, indexIn, count, leases.get(0).slice().allocator()), places);
+    return j - at;
+  }
+
+  /**
+   * Whether rows {@code [from, from + n)} noted are one run of one source batch, of more than one
+   * row (a lone row is not worth a record batch of its own).
+   */
+  private boolean oneRun(int from, int n) {
+    if (n < 2) {
+      return false;
+    }
+    int first = source[from];
+    int index = indexIn[from];
+    for (int t = 1; t < n; t++) {
+      if (source[from + t] != first || indexIn[from + t] != index + t) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Whether the row noted at {@code at} follows the one before it in the same source batch. */
+  private boolean continues(int at) {
+    return source[at] == source[at - 1] && indexIn[at] == indexIn[at - 1] + 1;
   }
 
   @Override

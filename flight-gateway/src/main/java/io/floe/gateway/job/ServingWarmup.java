@@ -44,6 +44,9 @@ public final class ServingWarmup {
   private static final int BATCH_ROWS = 4_096;
   private static final int ROUNDS = 64;
 
+  /** Several global batches to a record batch, as the Python client asks. */
+  private static final int BATCHES_PER_MESSAGE = 8;
+
   private final Thread thread;
   private volatile boolean stopped;
 
@@ -142,7 +145,8 @@ public final class ServingWarmup {
         new JobRead(
             "warm-up", epoch, order, BATCH_ROWS, TailPolicy.DROP, 2, 0, 0, shape.batches(), 1);
     long served = 0;
-    try (NodeJobBatches batches = new NodeJobBatches(leases, localOf, read, share, schema)) {
+    try (NodeJobBatches batches =
+        new NodeJobBatches(leases, localOf, read, share, schema, BATCHES_PER_MESSAGE)) {
       batches.schema().releaseUnclaimed();
       FlightFrame frame;
       while (goOn(deadline) && (frame = batches.next()) != null) {

@@ -15,9 +15,12 @@ import io.floe.store.AllocatorReaper;
 import io.floe.store.LoadedSlice;
 import io.floe.testing.ArrowRecords;
 import io.floe.testing.TestRows;
+import io.floe.ticket.JobBatchMetadata;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -97,18 +100,24 @@ class NodeJobBatchesTest {
   /**
    * Shuffled parts are gathered row by row, parts of a job shuffled in units as runs; an ordered
    * job's parts are mostly one run of one source batch, served by reference (Arrow's split), the
-   * rest gathered in runs.
+   * rest gathered in runs. Each record batch holds one global batch's part, or up to {@code
+   * perMessage} consecutive ones.
    */
   @ParameterizedTest
   @CsvSource({
-    "DROP, SHUFFLED",
-    "PAD, SHUFFLED",
-    "DROP, ORDERED",
-    "PAD, ORDERED",
-    "DROP, UNITS",
-    "PAD, UNITS"
+    "DROP, SHUFFLED, 1",
+    "PAD, SHUFFLED, 1",
+    "DROP, ORDERED, 1",
+    "PAD, ORDERED, 1",
+    "DROP, UNITS, 1",
+    "PAD, UNITS, 1",
+    "DROP, SHUFFLED, 3",
+    "PAD, ORDERED, 3",
+    "PAD, UNITS, 64",
+    "DROP, ORDERED, 64"
   })
-  void partsPutTogetherByTheirPlacesAreTheRanksShareAtEveryWorldSize(TailPolicy tail, String kind) {
+  void partsPutTogetherByTheirPlacesAreTheRanksShareAtEveryWorldSize(
+      TailPolicy tail, String kind, int perMessage) {
     OrderSettings settings =
         switch (kind) {
           case "SHUFFLED" -> SHUFFLED;
@@ -122,20 +131,76 @@ class NodeJobBatchesTest {
       for (int world = 1; world <= 8; world++) {
         for (int rank = 0; rank < world; rank++) {
           RankShare share = new RankShare(shape, order, world, rank);
-          List<NodeJobBatches> nodes = new ArrayList<>();
+          List<Map<Long, Part>> streams = new ArrayList<>();
           for (int h = 0; h < HOLDERS.length; h++) {
-            nodes.add(node(h, epoch, settings, world, rank, tail, shape.batches(), share));
-          }
-          try {
-            for (long k = 0; k < shape.batches(); k++) {
-              assertSameRows(assembled(nodes, k, share.rowsPerBatch()), expected(share, k));
+            try (NodeJobBatches node =
+                node(h, epoch, settings, world, rank, tail, shape.batches(), share, perMessage)) {
+              streams.add(parts(node, perMessage));
             }
-          } finally {
-            nodes.forEach(NodeJobBatches::close);
+          }
+          for (long k = 0; k < shape.batches(); k++) {
+            assertSameRows(assembled(streams, k, share.rowsPerBatch()), expected(share, k));
           }
         }
       }
     }
+  }
+
+  /**
+   * An ordered job read by one rank from one node: a record batch of several global batches whose
+   * rows are one run of one source batch is served by reference; a global batch across two source
+   * batches starts a record batch of its own. So most rows go by reference, in fewer record batches
+   * than global batches.
+   */
+  @ParameterizedTest
+  @CsvSource({"16", "32", "50"})
+  void anOrderedJobsRecordBatchesAreRunsServedByReference(int batchRows) {
+    long rows = Arrays.stream(SLICE_ROWS).sum();
+    EpochShape shape = new EpochShape(rows, batchRows, TailPolicy.PAD);
+    EpochOrder order = new EpochOrder(SLICE_ROWS, ORDERED, 0);
+    RankShare share = new RankShare(shape, order, 1, 0);
+    int[] localOf = new int[slices.size()];
+    List<LoadedSlice.Lease> leases = new ArrayList<>();
+    for (int s = 0; s < slices.size(); s++) {
+      leases.add(slices.get(s).acquire().orElseThrow());
+      localOf[s] = s;
+    }
+    JobRead read =
+        new JobRead("layout", 0, ORDERED, batchRows, TailPolicy.PAD, 1, 0, 0, shape.batches(), 1);
+    int messages = 0;
+    long byReference = 0;
+    long served = 0;
+    try (NodeJobBatches node = new NodeJobBatches(leases, localOf, read, share, schema, 64)) {
+      NodeJobBatches.Message message;
+      while ((message = node.message()) != null) {
+        try (VectorSchemaRoot batch = message.rows()) {
+          messages++;
+          served += batch.getRowCount();
+          if (message.metadata().batchCount() > 1 && sharesSourceMemory(batch)) {
+            byReference += batch.getRowCount();
+          }
+        }
+      }
+    }
+    assertThat(served).isEqualTo(shape.batches() * batchRows);
+    assertThat(byReference).as("rows by reference of %s", served).isGreaterThan(served / 2);
+    assertThat(messages).isLessThan((int) shape.batches() / 2);
+  }
+
+  /** Whether the first column's values are a view of a slice's own buffers (not a copy). */
+  private boolean sharesSourceMemory(VectorSchemaRoot batch) {
+    long address = batch.getVector(0).getDataBuffer().memoryAddress();
+    for (LoadedSlice slice : slices) {
+      for (ArrowRecordBatch source : slice.batches()) {
+        for (org.apache.arrow.memory.ArrowBuf buffer : source.getBuffers()) {
+          long start = buffer.memoryAddress();
+          if (start <= address && address < start + buffer.capacity()) {
+            return true;
+          }
+        }
+      }
+    }
+    return false;
   }
 
   private NodeJobBatches node(
@@ -146,7 +211,8 @@ class NodeJobBatchesTest {
       int rank,
       TailPolicy tail,
       long batches,
-      RankShare share) {
+      RankShare share,
+      int perMessage) {
     int[] localOf = new int[slices.size()];
     List<LoadedSlice.Lease> leases = new ArrayList<>();
     for (int s = 0; s < slices.size(); s++) {
@@ -158,27 +224,54 @@ class NodeJobBatchesTest {
     }
     JobRead read =
         new JobRead("layout", epoch, settings, BATCH_ROWS, tail, world, rank, 0, batches, 1);
-    return new NodeJobBatches(leases, localOf, read, share, schema);
+    return new NodeJobBatches(leases, localOf, read, share, schema, perMessage);
+  }
+
+  /** One batch's part as a node sent it: its rows and their places (null: the whole share). */
+  private record Part(List<Record> rows, int[] places) {}
+
+  /**
+   * A node's stream cut into its batches' parts by the record batches' metadata, checking that
+   * batches come in order, each once, at most {@code perMessage} to a record batch and none empty.
+   */
+  private static Map<Long, Part> parts(NodeJobBatches node, int perMessage) {
+    Map<Long, Part> parts = new LinkedHashMap<>();
+    long last = -1;
+    NodeJobBatches.Message message;
+    while ((message = node.message()) != null) {
+      try (VectorSchemaRoot batch = message.rows()) {
+        JobBatchMetadata metadata = message.metadata();
+        assertThat(metadata.totalRows()).isEqualTo(batch.getRowCount()).isPositive();
+        assertThat(metadata.batchCount()).isBetween(1, perMessage);
+        List<Record> rows = ArrowRecords.read(batch, TestRows.ALL_TYPES);
+        int from = 0;
+        for (int i = 0; i < metadata.batchCount(); i++) {
+          long k = metadata.batch(i);
+          assertThat(k).as("batch after batch %s", last).isGreaterThan(last);
+          assertThat(metadata.rows(i)).as("rows of batch %s", k).isPositive();
+          last = k;
+          parts.put(k, new Part(rows.subList(from, from + metadata.rows(i)), metadata.places(i)));
+          from += metadata.rows(i);
+        }
+      }
+    }
+    return parts;
   }
 
   /** The share as a reader puts it together: each node's rows at the places they carry. */
-  private static List<Record> assembled(List<NodeJobBatches> nodes, long k, int size) {
+  private static List<Record> assembled(List<Map<Long, Part>> streams, long k, int size) {
     Record[] share = new Record[size];
     int parts = 0;
-    for (NodeJobBatches node : nodes) {
-      NodeJobBatches.Part part = node.part(k);
+    for (Map<Long, Part> stream : streams) {
+      Part part = stream.get(k);
       if (part == null) {
         continue;
       }
       parts++;
-      try (VectorSchemaRoot gathered = part.rows()) {
-        List<Record> rows = ArrowRecords.read(gathered, TestRows.ALL_TYPES);
-        assertThat(rows).isNotEmpty();
-        for (int j = 0; j < rows.size(); j++) {
-          int place = part.places() == null ? j : part.places()[j];
-          assertThat(share[place]).as("place %s of batch %s filled twice", place, k).isNull();
-          share[place] = rows.get(j);
-        }
+      for (int j = 0; j < part.rows().size(); j++) {
+        int place = part.places() == null ? j : part.places()[j];
+        assertThat(share[place]).as("place %s of batch %s filled twice", place, k).isNull();
+        share[place] = part.rows().get(j);
       }
     }
     assertThat(parts).isPositive();
