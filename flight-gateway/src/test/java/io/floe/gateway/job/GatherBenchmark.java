@@ -1,10 +1,10 @@
 package io.floe.gateway.job;
 
+import io.floe.arrow.NodeAllocation;
 import io.floe.job.EpochOrder;
 import io.floe.job.OrderSettings;
 import java.nio.charset.StandardCharsets;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float4Vector;
@@ -26,7 +26,6 @@ import org.apache.arrow.vector.VarCharVector;
 public final class GatherBenchmark {
   private static final int ROWS = 4_000_000;
   private static final int SOURCE_ROWS = 65_536;
-  private static final int PART = 4096;
   private static final String[] KINDS = {"long", "long", "long", "int", "float", "s1", "s2"};
 
   private GatherBenchmark() {}
@@ -34,8 +33,10 @@ public final class GatherBenchmark {
   public static void main(String[] args) {
     int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 6;
     int runRows = args.length > 1 ? Integer.parseInt(args[1]) : 1;
+    // 4,096: a global batch a record batch; 32,768: what the Python client asks for (several).
+    int part = args.length > 2 ? Integer.parseInt(args[2]) : 4096;
     int sources = (ROWS + SOURCE_ROWS - 1) / SOURCE_ROWS;
-    try (BufferAllocator allocator = new RootAllocator()) {
+    try (BufferAllocator allocator = NodeAllocation.root(Long.MAX_VALUE)) {
       FieldVector[][] columns = new FieldVector[KINDS.length][sources];
       ColumnGather[] gathers = new ColumnGather[KINDS.length];
       int[] sourceRows = new int[sources];
@@ -54,26 +55,27 @@ public final class GatherBenchmark {
       }
       EpochOrder order =
           new EpochOrder(new long[] {ROWS}, new OrderSettings(1, true, 4096, 16, runRows), 0);
-      int parts = ROWS / PART;
-      int[][] source = new int[parts][PART];
-      int[][] indexIn = new int[parts][PART];
-      int[] slices = new int[PART];
-      long[] rows = new long[PART];
+      int parts = ROWS / part;
+      int[][] source = new int[parts][part];
+      int[][] indexIn = new int[parts][part];
+      int[] slices = new int[part];
+      long[] rows = new long[part];
       for (int p = 0; p < parts; p++) {
-        order.locate((long) p * PART, PART, slices, rows, 0);
-        for (int i = 0; i < PART; i++) {
+        order.locate((long) p * part, part, slices, rows, 0);
+        for (int i = 0; i < part; i++) {
           source[p][i] = (int) (rows[i] / SOURCE_ROWS);
           indexIn[p][i] = (int) (rows[i] % SOURCE_ROWS);
         }
       }
       long checksum = 0;
       System.out.printf(
-          "ns a row (7 columns), shuffled in units of %d: Floe's gather | Arrow's copyFrom | ratio%n",
-          runRows);
+          "ns a row (7 columns), shuffled in units of %d, parts of %d rows: Floe's gather | Arrow's"
+              + " copyFrom | ratio%n",
+          runRows, part);
       for (int round = 0; round < rounds; round++) {
         long started = System.nanoTime();
         for (int p = 0; p < parts; p++) {
-          GatherRuns runs = GatherRuns.of(source[p], indexIn[p], PART, sourceRows, firstRow);
+          GatherRuns runs = GatherRuns.of(source[p], indexIn[p], part, sourceRows, firstRow);
           for (int c = 0; c < KINDS.length; c++) {
             try (FieldVector out = empty(KINDS[c], allocator)) {
               gathers[c].gather(out, runs);
@@ -85,12 +87,12 @@ public final class GatherBenchmark {
         for (int p = 0; p < parts; p++) {
           for (int c = 0; c < KINDS.length; c++) {
             try (FieldVector out = empty(KINDS[c], allocator)) {
-              out.setInitialCapacity(PART);
+              out.setInitialCapacity(part);
               out.allocateNew();
-              for (int i = 0; i < PART; i++) {
+              for (int i = 0; i < part; i++) {
                 out.copyFromSafe(indexIn[p][i], i, columns[c][source[p][i]]);
               }
-              out.setValueCount(PART);
+              out.setValueCount(part);
               checksum += out.getValueCount();
             }
           }
