@@ -73,7 +73,8 @@ final class PlanningDataset extends AbstractBehavior<Command> {
   }
 
   private void plan(DatasetSpec toPlan, boolean admit) {
-    DatasetEntity.LOG.info("Dataset '{}': planning {}", dataset.name(), Excerpt.of(toPlan.table()));
+    DatasetEntity.LOG.info(
+        "Dataset '{}': planning {}", dataset.name(), Excerpt.location(toPlan.table()));
     dataset.plan(
         toPlan,
         generation,

@@ -394,6 +394,62 @@ class BadInputTest {
     assertShortInvalid(() -> action("status", "{\"name\": " + "z".repeat(5_000) + "}"), "z");
   }
 
+  /**
+   * A table location may have 4,096 characters; the refusals that name it (no table there, an
+   * unsupported scheme) and the log lines about the failed load quote it as every location is
+   * quoted: whole up to 512 characters, else by its ends and its length, within a description of at
+   * most 1,024.
+   */
+  @Test
+  void longTableLocationsAreQuotedWithinTheLimits() {
+    // The mark sits past the first 256 characters and more than 256 before the end: an excerpt
+    // leaves it out, a location quoted whole (and cut to 1,024) does not.
+    String segments = "x".repeat(99) + "/";
+    String longPath =
+        dir.resolve(segments.repeat(3) + "MIDDLE-OF-THE-PATH/" + segments.repeat(36) + "t")
+            .toString();
+    try (CapturedLogs logs = CapturedLogs.open()) {
+      assertQuotedWithinLimits(
+          () -> loadTable("long-dir", longPath),
+          FlightStatusCode.NOT_FOUND,
+          ErrorCode.TABLE_NOT_FOUND);
+      assertQuotedWithinLimits(
+          () -> loadTable("long-metadata", longPath + "/v1.metadata.json"),
+          FlightStatusCode.NOT_FOUND,
+          ErrorCode.TABLE_NOT_FOUND);
+      assertQuotedWithinLimits(
+          () -> loadTable("long-scheme", "http://example.invalid/" + longPath),
+          FlightStatusCode.INVALID_ARGUMENT,
+          ErrorCode.INVALID_REQUEST);
+      assertThat(logs.lines()).noneSatisfy(line -> assertThat(line).contains("MIDDLE-OF-THE-PATH"));
+    }
+    assertThat(client.read(client.plan("good", 0, 1), root -> {})).isEqualTo(2_000);
+  }
+
+  private static void assertQuotedWithinLimits(
+      ThrowingCallable call, FlightStatusCode status, ErrorCode code) {
+    assertThatThrownBy(call)
+        .isInstanceOfSatisfying(
+            FlightRuntimeException.class,
+            e -> {
+              assertThat(e.status().code()).as(e.getMessage()).isEqualTo(status);
+              assertThat(ErrorCode.of(e)).as(e.getMessage()).contains(code);
+              assertThat(e.status().description())
+                  .hasSizeLessThanOrEqualTo(Excerpt.MAX_DESCRIPTION_CHARS)
+                  .doesNotContain("MIDDLE-OF-THE-PATH")
+                  // The excerpt says how long the location was.
+                  .contains(" characters)");
+            });
+  }
+
+  private void loadTable(String name, String location) {
+    ObjectNode body = Json.object();
+    body.put("name", name);
+    body.put("table", location);
+    body.put("wait", true);
+    raw.doAction(new Action("load", Json.bytes(body))).forEachRemaining(r -> {});
+  }
+
   /** A load sent raw, so that the node refuses it, not the Java client's own checks. */
   private void load(String name, String filter) {
     ObjectNode body = Json.object();

@@ -13,6 +13,13 @@ public final class Excerpt {
   /** Characters of a value a message quotes at most: the longest dataset name or job id. */
   public static final int MAX_CHARS = 128;
 
+  /**
+   * Characters of a location a message quotes at most: a table's location and the files of such a
+   * table. Object-store locations run past a name's 128 ({@code abfs://container@account.dfs.
+   * core.windows.net/...} with a file's UUID), and a message must name the file whole to be of use.
+   */
+  public static final int MAX_LOCATION_CHARS = 512;
+
   /** Characters of an error description at most, whatever it quotes. */
   public static final int MAX_DESCRIPTION_CHARS = 1_024;
 
@@ -25,11 +32,23 @@ public final class Excerpt {
    * {@code MAX_CHARS / 2} around an ellipsis and its length: {@code abc…xyz (100000 characters)}.
    */
   public static String of(Object value) {
-    String text = String.valueOf(value);
-    if (text.length() <= MAX_CHARS) {
+    return bounded(String.valueOf(value), MAX_CHARS);
+  }
+
+  /**
+   * A location (a table's, or a file's of such a table) as {@link #of} quotes a value, within
+   * {@link #MAX_LOCATION_CHARS}: whole up to that, else its first and last {@code
+   * MAX_LOCATION_CHARS / 2} around an ellipsis and its length.
+   */
+  public static String location(Object value) {
+    return bounded(String.valueOf(value), MAX_LOCATION_CHARS);
+  }
+
+  private static String bounded(String text, int max) {
+    if (text.length() <= max) {
       return escaped(text);
     }
-    int half = MAX_CHARS / 2;
+    int half = max / 2;
     return escaped(text.substring(0, cutBefore(text, half)))
         + GAP
         + escaped(text.substring(cutAfter(text, text.length() - half)))

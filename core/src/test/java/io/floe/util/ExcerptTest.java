@@ -57,4 +57,20 @@ class ExcerptTest {
     String fits = "d".repeat(Excerpt.MAX_DESCRIPTION_CHARS);
     assertThat(Excerpt.description(fits)).isSameAs(fits);
   }
+
+  @Test
+  void locationsAreQuotedWholeUpToTheirOwnBound() {
+    String abfs =
+        "abfs://floe-test@devstoreaccount1.dfs.core.windows.net/warehouse/db/events/metadata/"
+            + "00001-1b3a2f43-6ef6-42f9-9855-7afe477b3888.metadata.json";
+    assertThat(abfs.length()).isGreaterThan(Excerpt.MAX_CHARS);
+    assertThat(Excerpt.location(abfs)).isEqualTo(abfs);
+
+    String huge = "s3://b/" + "k".repeat(300) + "MIDDLE" + "k".repeat(300) + ".parquet";
+    assertThat(Excerpt.location(huge))
+        .startsWith("s3://b/kkk")
+        .endsWith("kkk.parquet (" + huge.length() + " characters)")
+        .doesNotContain("MIDDLE")
+        .hasSizeLessThan(Excerpt.MAX_LOCATION_CHARS + 30);
+  }
 }

@@ -8,6 +8,7 @@ import io.floe.store.AllocatorReaper;
 import io.floe.store.LoadedSlice;
 import io.floe.table.StorageFailures;
 import io.floe.table.TableAccess;
+import io.floe.util.Excerpt;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -189,7 +190,7 @@ public final class SliceLoader {
   }
 
   private static String describe(FileScanTask task) {
-    String what = "data file '" + task.file().location() + "'";
+    String what = "data file '" + Excerpt.location(task.file().location()) + "'";
     if (!task.deletes().isEmpty()) {
       what += " (or one of its " + task.deletes().size() + " delete files)";
     }

@@ -119,7 +119,7 @@ public final class SlicePlanner {
         throw new InvalidSpecException(
             String.format(
                 "Table '%s' has no snapshot %s; known snapshots: %s",
-                Excerpt.of(spec.table()), spec.snapshotId(), knownSnapshots(table)));
+                Excerpt.location(spec.table()), spec.snapshotId(), knownSnapshots(table)));
       }
       return snapshot;
     }
@@ -130,7 +130,7 @@ public final class SlicePlanner {
         throw new InvalidSpecException(
             String.format(
                 "Table '%s' has no snapshot as of %s: %s",
-                Excerpt.of(spec.table()),
+                Excerpt.location(spec.table()),
                 java.time.Instant.ofEpochMilli(spec.asOfMillis()),
                 e.getMessage()),
             e);
@@ -226,7 +226,7 @@ public final class SlicePlanner {
     try {
       manifests = snapshot.allManifests(table.io());
     } catch (RuntimeException e) {
-      return "manifest list '" + list + "' of snapshot " + snapshot.snapshotId();
+      return "manifest list '" + Excerpt.location(list) + "' of snapshot " + snapshot.snapshotId();
     }
     for (ManifestFile manifest : manifests) {
       try (CloseableIterable<?> entries =
@@ -235,10 +235,17 @@ public final class SlicePlanner {
               : ManifestFiles.readDeleteManifest(manifest, table.io(), null)) {
         entries.forEach(entry -> {});
       } catch (IOException | RuntimeException e) {
-        return "manifest '" + manifest.path() + "' of snapshot " + snapshot.snapshotId();
+        return "manifest '"
+            + Excerpt.location(manifest.path())
+            + "' of snapshot "
+            + snapshot.snapshotId();
       }
     }
-    return "the manifests of snapshot " + snapshot.snapshotId() + " (list '" + list + "')";
+    return "the manifests of snapshot "
+        + snapshot.snapshotId()
+        + " (list '"
+        + Excerpt.location(list)
+        + "')";
   }
 
   /** The partition a file is in, as its spec writes it in paths. */

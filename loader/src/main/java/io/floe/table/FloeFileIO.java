@@ -1,5 +1,6 @@
 package io.floe.table;
 
+import io.floe.util.Excerpt;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -45,7 +46,7 @@ public class FloeFileIO extends ResolvingFileIO {
           StorageFailure.Reason.UNSUPPORTED_LOCATION,
           String.format(
               "Unsupported location '%s': Floe reads %s and local paths",
-              location,
+              Excerpt.location(location),
               String.join(
                   ", ", SCHEMES.stream().map(s -> s + (s.equals("file") ? ":" : "://")).toList())),
           null);

@@ -74,7 +74,7 @@ public final class LocationPolicy {
           String.format(
               "Location '%s' %s (%s); an operator sets them in floe.security.allowed-locations"
                   + " (FLOE_ALLOWED_LOCATIONS)",
-              Excerpt.of(location),
+              Excerpt.location(location),
               why,
               prefixes.isEmpty() ? "none: only catalog tables" : String.join(", ", prefixes)),
           null);

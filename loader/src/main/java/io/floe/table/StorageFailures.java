@@ -1,5 +1,6 @@
 package io.floe.table;
 
+import io.floe.util.Excerpt;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.lang.reflect.Method;
@@ -184,7 +185,7 @@ public final class StorageFailures {
     }
     if (t instanceof NoSuchTableException || t instanceof NoSuchNamespaceException) {
       return new StorageFailure(
-          StorageFailure.Reason.NOT_FOUND, "Not found: " + what + " (" + t.getMessage() + ")", t);
+          StorageFailure.Reason.NOT_FOUND, "Not found: " + what + " (" + naming(t) + ")", t);
     }
     if (t instanceof ServiceUnavailableException || t instanceof ServiceFailureException) {
       return new StorageFailure(
@@ -259,19 +260,25 @@ public final class StorageFailures {
         || t instanceof FileNotFoundException
         || t instanceof NoSuchFileException) {
       return new StorageFailure(
-          StorageFailure.Reason.NOT_FOUND, "Not found: " + what + " (" + t.getMessage() + ")", t);
+          StorageFailure.Reason.NOT_FOUND, "Not found: " + what + " (" + naming(t) + ")", t);
     }
     if (t instanceof AccessDeniedException) {
       return new StorageFailure(
-          StorageFailure.Reason.ACCESS_DENIED,
-          "Access denied to " + what + ": " + t.getMessage(),
-          t);
+          StorageFailure.Reason.ACCESS_DENIED, "Access denied to " + what + ": " + naming(t), t);
     }
     if (t instanceof ConnectException || t instanceof UnknownHostException) {
       return new StorageFailure(
           StorageFailure.Reason.UNAVAILABLE, "Cannot reach the store of " + what + ": " + t, t);
     }
     return null;
+  }
+
+  /**
+   * The message of an exception about a missing or refused file or table, which names it again (the
+   * caller's location or identifier, up to 4,096 characters): quoted as any caller's value.
+   */
+  private static String naming(Throwable t) {
+    return Excerpt.location(t.getMessage());
   }
 
   private static boolean isConnectionFailure(Throwable error) {

@@ -176,7 +176,7 @@ public final class TableAccess implements AutoCloseable {
       return catalog.loadTable(identifier);
     } catch (RuntimeException e) {
       throw StorageFailures.translate(
-          e, "table '" + identifier + "' in catalog '" + source.catalog() + "'");
+          e, "table '" + Excerpt.of(identifier) + "' in catalog '" + source.catalog() + "'");
     }
   }
 
@@ -244,14 +244,15 @@ public final class TableAccess implements AutoCloseable {
       if (!locationIO.newInputFile(metadata).exists()) {
         throw new StorageFailure(
             StorageFailure.Reason.NOT_FOUND,
-            "No Iceberg table metadata at '" + metadata + "'",
+            "No Iceberg table metadata at '" + Excerpt.location(metadata) + "'",
             null);
       }
       // Read and parsed now, so a failure is reported here and says what is wrong with the file.
       TableMetadata current = TableMetadataFile.read(locationIO, metadata);
       return new BaseTable(new StaticTableOperations(current, locationIO), metadata);
     } catch (RuntimeException e) {
-      throw StorageFailures.translateReading(e, "table metadata '" + metadata + "'");
+      throw StorageFailures.translateReading(
+          e, "table metadata '" + Excerpt.location(metadata) + "'");
     }
   }
 
@@ -267,7 +268,7 @@ public final class TableAccess implements AutoCloseable {
                 "No Iceberg table at '%s': expected a *.metadata.json location or a table"
                     + " directory with %s (tables in a catalog have no version hint: name them"
                     + " catalog.namespace.table; configured catalogs: %s)",
-                tableDir,
+                Excerpt.location(tableDir),
                 HINT,
                 catalogSettings.names().isEmpty()
                     ? "none"
@@ -279,11 +280,12 @@ public final class TableAccess implements AutoCloseable {
         Preconditions.checkArgument(
             version.matches("\\d{1,18}"),
             "Invalid version hint in '%s': not a version number",
-            hintLocation);
+            Excerpt.location(hintLocation));
         return dir + "/metadata/v" + version + ".metadata.json";
       }
     } catch (IOException | RuntimeException e) {
-      throw StorageFailures.translateReading(e, "version hint '" + hintLocation + "'");
+      throw StorageFailures.translateReading(
+          e, "version hint '" + Excerpt.location(hintLocation) + "'");
     }
   }
 

@@ -2,6 +2,7 @@ package io.floe.table;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.floe.util.Excerpt;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.zip.GZIPInputStream;
@@ -36,7 +37,8 @@ final class TableMetadataFile {
     } catch (JsonProcessingException e) {
       throw unreadable(location, "is not an Iceberg table metadata file (not valid JSON)", e);
     } catch (IOException | RuntimeException e) {
-      throw StorageFailures.translateReading(e, "table metadata '" + location + "'");
+      throw StorageFailures.translateReading(
+          e, "table metadata '" + Excerpt.location(location) + "'");
     }
     try {
       return TableMetadataParser.fromJson(file, json);
@@ -64,8 +66,10 @@ final class TableMetadataFile {
   }
 
   private static StorageFailure unreadable(String location, String what, Exception cause) {
-    LOG.debug("Table metadata '{}' {}", location, what, cause);
+    LOG.debug("Table metadata '{}' {}", Excerpt.location(location), what, cause);
     return new StorageFailure(
-        StorageFailure.Reason.UNREADABLE, "Table metadata '" + location + "' " + what, cause);
+        StorageFailure.Reason.UNREADABLE,
+        "Table metadata '" + Excerpt.location(location) + "' " + what,
+        cause);
   }
 }
