@@ -22,6 +22,9 @@ import java.util.Optional;
  * under an allowed prefix are not rewritten as links while a table loads.
  */
 final class RealLocation {
+  /** What a location that names no one object becomes: no prefix starts it. */
+  private static final String NOWHERE = "\u0000";
+
   private RealLocation() {}
 
   /** The location as it names itself. */
@@ -91,15 +94,21 @@ final class RealLocation {
     return asGiven.endsWith("/") && !location.endsWith("/") ? location + "/" : location;
   }
 
-  /** A URI with {@code .} and {@code ..} resolved and the scheme of its store. */
+  /**
+   * A URI with the scheme of its store; one with a {@code .} or {@code ..} segment names no object
+   * ({@link #NOWHERE}). An object store takes a key as written ({@code a/../b} is a key of its own,
+   * under {@code a/}, and S3FileIO asks for it so), while Hadoop's S3A resolves the dots first: the
+   * object read would depend on the client, so no prefix can be said to hold it.
+   */
   private static String objectStore(String location, String scheme) {
     String rest = location.substring(scheme.length());
     String canonical = store(scheme) + rest;
     try {
-      return new URI(canonical).normalize().toString();
+      URI uri = new URI(canonical);
+      return uri.normalize().equals(uri) ? uri.toString() : NOWHERE;
     } catch (URISyntaxException e) {
       // Not a URI Floe could read anyway; compared as given, '..' refused outright.
-      return canonical.contains("..") ? "\u0000" : canonical;
+      return canonical.contains("..") ? NOWHERE : canonical;
     }
   }
 

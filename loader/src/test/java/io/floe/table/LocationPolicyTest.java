@@ -32,6 +32,23 @@ class LocationPolicyTest {
     assertThat(policy.allows("gs://lake/warehouse/t")).isFalse();
   }
 
+  /**
+   * S3 takes {@code secret/../warehouse/t} as a key under {@code secret/} (and Iceberg's S3FileIO
+   * asks for exactly that key), where resolving the dots would put it under {@code warehouse/}: a
+   * dot segment in an object-store location is refused, whichever way it points.
+   */
+  @Test
+  void objectStoreLocationsWithDotSegmentsAreRefused() {
+    for (String scheme : new String[] {"s3", "s3a", "s3n", "gs", "abfs"}) {
+      LocationPolicy store = LocationPolicy.parse(scheme + "://lake/warehouse/");
+      assertThat(store.allows(scheme + "://lake/warehouse/db/t/data/0.parquet")).isTrue();
+      assertThat(store.allows(scheme + "://lake/secret/../warehouse/db/t/v1.metadata.json"))
+          .isFalse();
+      assertThat(store.allows(scheme + "://lake/warehouse/./db/t/v1.metadata.json")).isFalse();
+      assertThat(store.allows(scheme + "://lake/warehouse/db/../db/t/v1.metadata.json")).isFalse();
+    }
+  }
+
   @Test
   void s3SchemesAreOneStore() {
     for (String prefix : new String[] {"s3://lake/warehouse/", "s3a://lake/warehouse/"}) {
