@@ -395,6 +395,49 @@ class BadInputTest {
   }
 
   /**
+   * An Iceberg JSON filter whose transform term Iceberg cannot bind (an unknown transform, a
+   * literal the transform's result cannot hold) or that reaches inside a list or map is the
+   * caller's mistake, INVALID_ARGUMENT when the load is planned; it was INTERNAL, at planning or,
+   * for a field inside a list, on every slice.
+   */
+  @Test
+  void transformTermsThatCannotBindAreInvalidFilters() {
+    IcebergTestTables.TestTable nested =
+        IcebergTestTables.in(dir)
+            .create("all_types", TestRows.ALL_TYPES)
+            .appendFiles(1, 100, TestRows.allTypes(5));
+    String[][] filters = {
+      {"truncate[-1]", "string_col", "\"a\"", "truncate[-1]"},
+      {"day", "ts_col", "\"x\"", "'x'"},
+      {"truncate[2]", "dec_9_2", "\"x\"", "decimal digit"},
+      {"identity", "int_list.element", "1", "is inside list 'int_list'"},
+      {"bucket[4]", "str_int_map.key", "1", "is inside map 'str_int_map'"},
+    };
+    for (String[] f : filters) {
+      String json =
+          "{\"type\": \"eq\", \"term\": {\"type\": \"transform\", \"transform\": \""
+              + f[0]
+              + "\", \"term\": \""
+              + f[1]
+              + "\"}, \"value\": "
+              + f[2]
+              + "}";
+      ObjectNode body = Json.object();
+      body.put("name", "transform");
+      body.put("table", nested.metadataLocation());
+      body.put("filter", json);
+      body.put("wait", true);
+      assertStatus(
+          () -> raw.doAction(new Action("load", Json.bytes(body))).forEachRemaining(r -> {}),
+          FlightStatusCode.INVALID_ARGUMENT,
+          ErrorCode.INVALID_REQUEST,
+          "Invalid filter",
+          f[3]);
+    }
+    assertThat(client.read(client.plan("good", 0, 1), root -> {})).isEqualTo(2_000);
+  }
+
+  /**
    * A table location may have 4,096 characters; the refusals that name it (no table there, an
    * unsupported scheme) and the log lines about the failed load quote it as every location is
    * quoted: whole up to 512 characters, else by its ends and its length, within a description of at

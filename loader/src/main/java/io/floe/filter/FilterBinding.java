@@ -1,6 +1,7 @@
 package io.floe.filter;
 
 import io.floe.util.Excerpt;
+import java.time.DateTimeException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -17,6 +18,7 @@ import org.apache.iceberg.expressions.NamedReference;
 import org.apache.iceberg.expressions.Not;
 import org.apache.iceberg.expressions.Or;
 import org.apache.iceberg.expressions.UnboundPredicate;
+import org.apache.iceberg.expressions.UnboundTransform;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
@@ -58,13 +60,20 @@ public final class FilterBinding {
   /**
    * The typed filter bound to {@code schema}'s field ids, as slices evaluate it.
    *
-   * @throws InvalidFilterException when Iceberg cannot bind it (a transform term from an Iceberg
-   *     JSON expression that does not fit its column)
+   * @throws InvalidFilterException when Iceberg cannot bind it: a transform term from an Iceberg
+   *     JSON expression that does not fit its column, is not one Iceberg knows ({@code
+   *     truncate[-1]}), or compares with a literal the transform's result cannot hold. Binding
+   *     depends on nothing but the caller's filter and the table's schema, so whatever Iceberg's
+   *     binder throws for it is the filter's fault, not the node's.
    */
   public static Expression bound(Expression typed, Schema schema, String filterText) {
     try {
       return Binder.bind(schema.asStruct(), typed, true);
-    } catch (ValidationException e) {
+    } catch (ValidationException
+        | IllegalArgumentException
+        | UnsupportedOperationException
+        | DateTimeException
+        | ArithmeticException e) {
       throw new InvalidFilterException(
           String.format(
               "Invalid filter \"%s\": %s", Excerpt.of(filterText), Excerpt.of(e.getMessage())));
@@ -128,26 +137,15 @@ public final class FilterBinding {
 
   private Expression predicate(UnboundPredicate<?> predicate, boolean negate) {
     if (!(predicate.term() instanceof NamedReference<?> reference)) {
-      // A transform term (from an Iceberg JSON expression): Iceberg binds its literals itself.
+      // A transform term (from an Iceberg JSON expression): Iceberg binds its literals itself
+      // ({@link #bound}), but its column must be one a filter may name, as for any other term.
+      if (predicate.term() instanceof UnboundTransform<?, ?> transform) {
+        filterable(transform.ref().name());
+      }
       return negate ? predicate.negate() : predicate;
     }
     String column = reference.name();
-    Types.NestedField field = schema.findField(column);
-    if (field == null) {
-      throw new InvalidFilterException(
-          String.format(
-              "Invalid filter \"%s\": unknown column '%s'; the table has: %s",
-              filterText, Excerpt.of(column), columnNames()));
-    }
-    String container = container(field);
-    if (container != null) {
-      throw new InvalidFilterException(
-          String.format(
-              "Invalid filter \"%s\": column '%s' is inside %s; filters apply to top-level"
-                  + " columns and the fields of structs",
-              filterText, Excerpt.of(column), container));
-    }
-    Type type = field.type();
+    Type type = filterable(column).type();
     Operation op = predicate.op();
     switch (op) {
       case IS_NULL:
@@ -198,6 +196,30 @@ public final class FilterBinding {
    * The list or map that {@code field} sits in (as "list 'a.b'"), or null: Iceberg binds filters to
    * fields reached through structs only, one value per row.
    */
+  /**
+   * The column a term names, if a filter may name it: a top-level column or a field of structs, not
+   * one inside a list or map (the row check reads one value per row, and Iceberg's accessors reach
+   * no element of a list or map).
+   */
+  private Types.NestedField filterable(String column) {
+    Types.NestedField field = schema.findField(column);
+    if (field == null) {
+      throw new InvalidFilterException(
+          String.format(
+              "Invalid filter \"%s\": unknown column '%s'; the table has: %s",
+              filterText, Excerpt.of(column), columnNames()));
+    }
+    String container = container(field);
+    if (container != null) {
+      throw new InvalidFilterException(
+          String.format(
+              "Invalid filter \"%s\": column '%s' is inside %s; filters apply to top-level"
+                  + " columns and the fields of structs",
+              filterText, Excerpt.of(column), container));
+    }
+    return field;
+  }
+
   private String container(Types.NestedField field) {
     Map<Integer, Integer> parents = TypeUtil.indexParents(schema.asStruct());
     for (Integer id = parents.get(field.fieldId()); id != null; id = parents.get(id)) {

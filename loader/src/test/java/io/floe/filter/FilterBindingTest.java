@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import org.apache.iceberg.expressions.Expression;
 import org.apache.iceberg.expressions.ExpressionParser;
 import org.apache.iceberg.expressions.Expressions;
+import org.apache.iceberg.types.TypeUtil;
+import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -73,6 +75,59 @@ class FilterBindingTest {
 
     assertThat(bind(json).toString()).contains("bucket[4](ref(name=\"l\")) == 1");
   }
+
+  private static String transformed(String op, String transform, String column, String value) {
+    return "{\"type\": \""
+        + op
+        + "\", \"term\": {\"type\": \"transform\", \"transform\": \""
+        + transform
+        + "\", \"term\": \""
+        + column
+        + "\"}, \"value\": "
+        + value
+        + "}";
+  }
+
+  /**
+   * What Iceberg's binder throws for a transform term it cannot bind (an unknown transform, a
+   * literal its result cannot hold, a decimal that is no number) is the filter's fault, refused as
+   * an invalid filter like every other; and a transform of a field inside a list or map is refused
+   * as the field itself is, where the row check would otherwise fail on every slice.
+   */
+  @ParameterizedTest(name = "{0}({1}) = {2}")
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
+          truncate[-1] | s            | '"a"' | Cannot bind unsupported transform: truncate[-1]
+          day          | ts           | '"x"' | Text 'x' could not be parsed
+          truncate[2]  | dec          | '"x"' | Character x is neither a decimal digit
+          bucket[4]    | nums.element | 1     | column 'nums.element' is inside list 'nums'
+          identity     | tags.key     | '"a"' | column 'tags.key' is inside map 'tags'
+          """)
+  void transformTermsThatCannotBindAreInvalidFilters(
+      String transform, String column, String value, String named) {
+    String json = transformed("eq", transform, column, value);
+    assertThatThrownBy(
+            () ->
+                FilterBinding.bound(
+                    FilterBinding.bind(RowFilters.parse(json), NESTED, json), NESTED, json))
+        .isInstanceOf(InvalidFilterException.class)
+        .hasMessageContaining("Invalid filter")
+        .hasMessageContaining(named);
+  }
+
+  private static final org.apache.iceberg.Schema NESTED =
+      TypeUtil.join(
+          SqlFilterSemanticsTest.SCHEMA,
+          new org.apache.iceberg.Schema(
+              Types.NestedField.optional(
+                  101, "nums", Types.ListType.ofOptional(102, Types.LongType.get())),
+              Types.NestedField.optional(
+                  103,
+                  "tags",
+                  Types.MapType.ofOptional(
+                      104, 105, Types.StringType.get(), Types.StringType.get()))));
 
   @Test
   void malformedJsonSaysSo() {
