@@ -96,9 +96,14 @@ public final class FilterBinding {
         Or or = (Or) typed;
         return Expressions.or(forPruning(or.left(), schema), forPruning(or.right(), schema));
       default:
-        if (typed instanceof UnboundPredicate<?> predicate
-            && predicate.term() instanceof NamedReference<?> reference) {
-          Types.NestedField field = schema.findField(reference.name());
+        if (typed instanceof UnboundPredicate<?> predicate) {
+          // A transform of a UUID column (identity keeps its order) is pruned by its statistics
+          // too.
+          NamedReference<?> reference =
+              predicate.term() instanceof UnboundTransform<?, ?> transform
+                  ? transform.ref()
+                  : predicate.term() instanceof NamedReference<?> named ? named : null;
+          Types.NestedField field = reference == null ? null : schema.findField(reference.name());
           if (field != null && field.type().typeId() == Type.TypeID.UUID) {
             return Expressions.alwaysTrue();
           }
