@@ -131,7 +131,11 @@ public final class ClusterMemory {
     return String.format("%.1f %s", value, units[unit]);
   }
 
-  private interface Message {}
+  /**
+   * What the sharing actor hears: only from itself and the local replicator, never over the wire
+   * (tests that serialize every message would otherwise fail on its timer).
+   */
+  private interface Message extends org.apache.pekko.actor.NoSerializationVerificationNeeded {}
 
   private enum Publish implements Message {
     INSTANCE
