@@ -42,6 +42,9 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
   /** Batch indices planned at once: fewer plans against fewer streams held open. */
   public static final int CHUNK_BATCHES_DEFAULT = 64;
 
+  /** The rows a record batch is asked to hold, several global batches when they are smaller. */
+  static final int MESSAGE_ROWS = 1 << 15;
+
   /** How long one batch may fail to arrive (retrying all along) before the reader gives up. */
   public static final Duration PATIENCE_DEFAULT = Duration.ofMinutes(2);
 
@@ -217,7 +220,24 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
 
   private byte[] command(long from, long to) {
     // The protocol's own codec: the same encoding the node reads.
-    return new JobReadRequest(options.job(), epoch, worldSize, rank, from, to, batchStep).toJson();
+    return new JobReadRequest(
+            options.job(), epoch, worldSize, rank, from, to, batchStep, batchesPerMessage(from, to))
+        .toJson();
+  }
+
+  /**
+   * Global batches per record batch for a plan of batches {@code [from, to)}: about {@link
+   * #MESSAGE_ROWS} rows a record batch (a record batch costs the node the same whatever its size).
+   */
+  private int batchesPerMessage(long from, long to) {
+    long batches = (to - from + batchStep - 1) / batchStep;
+    long rowsPerRank = Math.max(1, options.batchRows() / worldSize);
+    return (int)
+        Math.max(
+            1,
+            Math.min(
+                Math.min(batches, JobReadRequest.BATCHES_PER_MESSAGE_MAX),
+                MESSAGE_ROWS / rowsPerRank));
   }
 
   /**
@@ -292,35 +312,53 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
     /** The batch index of the part each stream has loaded and not handed over yet, or -1. */
     private final long[] loaded;
 
-    /** The places of each stream's loaded part (null: the rank's whole share, in order). */
-    private final int[][] places;
+    /** The metadata of each stream's current record batch, which may hold several parts. */
+    private final JobBatchMetadata[] message;
+
+    /** Which of its record batch's parts each stream is at, and the row where that part starts. */
+    private final int[] part;
+
+    private final int[] start;
 
     Chunk(long to, List<FlightStream> streams) {
       this.to = to;
       this.streams = streams;
       this.loaded = new long[streams.size()];
-      this.places = new int[streams.size()][];
+      this.message = new JobBatchMetadata[streams.size()];
+      this.part = new int[streams.size()];
+      this.start = new int[streams.size()];
       java.util.Arrays.fill(loaded, -1);
     }
 
     /**
-     * The rank's batch {@code index}: the parts of every stream whose next record batch is that
-     * batch's (a node holding none of its rows sends none), put in place by their metadata.
+     * Rows {@code [start, start + rows)} of a stream's record batch: one batch's part; {@code
+     * alone} when the record batch holds no other.
+     */
+    private record Part(VectorSchemaRoot root, int start, int rows, int[] places, boolean alone) {}
+
+    /**
+     * The rank's batch {@code index}: the parts of every stream whose next part is that batch's (a
+     * node holding none of its rows sends none), put in place by their metadata.
      */
     JobBatch assemble(long index) {
-      List<VectorSchemaRoot> parts = new ArrayList<>(streams.size());
-      List<int[]> partPlaces = new ArrayList<>(streams.size());
+      List<Part> parts = new ArrayList<>(streams.size());
       long rows = 0;
       for (int i = 0; i < streams.size(); i++) {
         if (loaded[i] < 0) {
           load(i);
         }
         if (loaded[i] == index) {
-          VectorSchemaRoot part = streams.get(i).getRoot();
-          rows += part.getRowCount();
-          parts.add(part);
-          partPlaces.add(places[i]);
-          loaded[i] = -1;
+          JobBatchMetadata metadata = message[i];
+          int n = metadata.rows(part[i]);
+          parts.add(
+              new Part(
+                  streams.get(i).getRoot(),
+                  start[i],
+                  n,
+                  metadata.places(part[i]),
+                  metadata.batchCount() == 1));
+          rows += n;
+          next(i, n);
         } else if (loaded[i] < index) {
           throw protocol("endpoint %d sent batch %d after batch %d", i, loaded[i], index);
         }
@@ -332,14 +370,25 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
             index, rows, parts.size(), expected);
       }
       VectorSchemaRoot batch =
-          VectorSchemaRoot.create(parts.get(0).getSchema(), client.allocator());
+          VectorSchemaRoot.create(parts.get(0).root().getSchema(), client.allocator());
       try {
-        fill(batch, parts, partPlaces);
+        fill(batch, parts);
       } catch (RuntimeException e) {
         batch.close();
         throw e;
       }
       return new JobBatch(options.job(), epoch, index, batch, null);
+    }
+
+    /** Moves stream {@code i} past a part of {@code rows} rows: to its next part, or its end. */
+    private void next(int i, int rows) {
+      start[i] += rows;
+      part[i]++;
+      if (part[i] < message[i].batchCount()) {
+        loaded[i] = message[i].batch(part[i]);
+      } else {
+        loaded[i] = -1; // the record batch's parts are all handed over: the next one is loaded
+      }
     }
 
     /** Loads stream {@code i}'s next record batch and reads its metadata; MAX_VALUE at its end. */
@@ -362,14 +411,10 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
       } catch (IllegalArgumentException e) {
         throw protocol("endpoint %d: %s", i, e.getMessage());
       }
-      // This reader asks for one global batch per record batch (the default).
-      if (parsed.batchCount() != 1) {
-        throw protocol(
-            "endpoint %d sent %d global batches in one record batch, asked for one",
-            i, parsed.batchCount());
-      }
+      message[i] = parsed;
+      part[i] = 0;
+      start[i] = 0;
       loaded[i] = parsed.batch(0);
-      places[i] = parsed.places(0);
     }
 
     private IllegalStateException protocol(String template, Object... args) {
@@ -380,43 +425,49 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
 
     /**
      * A batch from one part in order (a one-node cluster, or all of the batch on one node) takes
-     * that stream's buffers without copying; parts from several nodes are copied into place.
+     * that stream's buffers without copying (a view of them when the record batch holds other
+     * batches' parts too); parts from several nodes are copied into place.
      */
-    private void fill(
-        VectorSchemaRoot batch, List<VectorSchemaRoot> parts, List<int[]> partPlaces) {
-      if (parts.size() == 1 && partPlaces.get(0) == null) {
-        VectorSchemaRoot only = parts.get(0);
-        for (int c = 0; c < only.getFieldVectors().size(); c++) {
-          only.getVector(c).makeTransferPair(batch.getVector(c)).transfer();
+    private void fill(VectorSchemaRoot batch, List<Part> parts) {
+      if (parts.size() == 1 && parts.get(0).places() == null) {
+        Part only = parts.get(0);
+        for (int c = 0; c < only.root().getFieldVectors().size(); c++) {
+          org.apache.arrow.vector.util.TransferPair transfer =
+              only.root().getVector(c).makeTransferPair(batch.getVector(c));
+          if (only.alone()) {
+            transfer.transfer();
+          } else {
+            transfer.splitAndTransfer(only.start(), only.rows());
+          }
         }
-        batch.setRowCount(only.getRowCount());
+        batch.setRowCount(only.rows());
         return;
       }
       int rows = 0;
-      for (VectorSchemaRoot part : parts) {
-        rows += part.getRowCount();
+      for (Part part : parts) {
+        rows += part.rows();
       }
       // Which part and row fills each place, so that the copy writes the places in order.
       int[] partOf = new int[rows];
       int[] rowOf = new int[rows];
       java.util.Arrays.fill(partOf, -1);
       for (int p = 0; p < parts.size(); p++) {
-        int[] at = partPlaces.get(p);
-        for (int r = 0; r < parts.get(p).getRowCount(); r++) {
-          int place = at == null ? r : at[r];
+        Part part = parts.get(p);
+        for (int r = 0; r < part.rows(); r++) {
+          int place = part.places() == null ? r : part.places()[r];
           if (place < 0 || place >= rows || partOf[place] >= 0) {
             throw protocol(
                 "a part puts a row at place %d of %d twice or out of range", place, rows);
           }
           partOf[place] = p;
-          rowOf[place] = r;
+          rowOf[place] = part.start() + r;
         }
       }
       batch.allocateNew();
       for (int c = 0; c < batch.getFieldVectors().size(); c++) {
         FieldVector target = batch.getVector(c);
         for (int place = 0; place < rows; place++) {
-          target.copyFromSafe(rowOf[place], place, parts.get(partOf[place]).getVector(c));
+          target.copyFromSafe(rowOf[place], place, parts.get(partOf[place]).root().getVector(c));
         }
         target.setValueCount(rows);
       }
