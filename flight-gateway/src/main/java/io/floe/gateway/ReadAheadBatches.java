@@ -10,11 +10,14 @@ import java.util.concurrent.Executor;
 /**
  * A source whose next batches are made ahead, on a shared executor, while the current one is on the
  * wire: a job's batches are gathered (its cost) while gRPC writes the one before and the reader
- * takes it, so a stream uses a core for gathering and another for the rest.
+ * takes it, so a stream uses a core for gathering and another for the rest. A {@link
+ * StagedBatchSource}'s batches are made side by side, up to the depth at once, so one stream may
+ * gather on several cores; only their planning is one at a time.
  *
- * <p>Calls to the wrapped source are chained, one at a time and in order, so it needs no locking of
- * its own. Closing waits for the call in progress, if any, before closing the source (which may
- * release the memory that call reads), and releases the batches made but never taken.
+ * <p>Calls to the wrapped source (its {@code next}, or its {@code plan}) are chained, one at a time
+ * and in order, so it needs no locking of its own. Closing waits for the calls in progress, if any,
+ * before closing the source (which may release the memory they read), and releases the batches made
+ * but never taken.
  */
 public final class ReadAheadBatches implements BatchSource {
   private final BatchSource source;
@@ -23,7 +26,7 @@ public final class ReadAheadBatches implements BatchSource {
   private final ArrayDeque<CompletableFuture<FlightFrame>> ahead = new ArrayDeque<>();
 
   /** The last call asked of the source: the next one runs after it. */
-  private CompletableFuture<FlightFrame> last = CompletableFuture.completedFuture(null);
+  private CompletableFuture<?> last = CompletableFuture.completedFuture(null);
 
   /** Set once the source has answered null (no more batches) or failed. */
   private volatile boolean ended;
@@ -66,9 +69,33 @@ public final class ReadAheadBatches implements BatchSource {
   private void fill() {
     while (!ended && !closed && ahead.size() < depth) {
       // thenApplyAsync on a failed call fails too, without calling the source again.
-      CompletableFuture<FlightFrame> call = last.thenApplyAsync(ignored -> pull(), executor);
-      ahead.add(call);
-      last = call;
+      if (source instanceof StagedBatchSource staged) {
+        CompletableFuture<StagedBatchSource.Work> planned =
+            last.thenApplyAsync(ignored -> plan(staged), executor);
+        ahead.add(
+            planned.thenApplyAsync(work -> work == null || closed ? null : work.make(), executor));
+        last = planned;
+      } else {
+        CompletableFuture<FlightFrame> call = last.thenApplyAsync(ignored -> pull(), executor);
+        ahead.add(call);
+        last = call;
+      }
+    }
+  }
+
+  private StagedBatchSource.Work plan(StagedBatchSource staged) {
+    if (closed) {
+      return null;
+    }
+    try {
+      StagedBatchSource.Work work = staged.plan();
+      if (work == null) {
+        ended = true;
+      }
+      return work;
+    } catch (RuntimeException e) {
+      ended = true;
+      throw e;
     }
   }
 
@@ -105,8 +132,8 @@ public final class ReadAheadBatches implements BatchSource {
               }));
     }
     ahead.clear();
-    // After the last call asked (it may be reading the memory that closing the source releases)
-    // and after the batches made ahead are given back.
+    // After the last call asked and every batch being made (they may be reading the memory that
+    // closing the source releases), and after the batches made ahead are given back.
     settled.add(last);
     CompletableFuture.allOf(settled.toArray(CompletableFuture[]::new))
         .whenComplete((done, error) -> source.close());

@@ -176,6 +176,116 @@ class ReadAheadBatchesTest {
     // The batches made ahead (1 and 2) are given back: @AfterEach finds no byte allocated.
   }
 
+  /**
+   * {@code batches} frames planned in order, each made by a work that waits until {@code together}
+   * works are being made at once (or a few seconds): the most seen at once is counted, and closing
+   * while works run is noted.
+   */
+  private final class StagedSource implements StagedBatchSource {
+    final AtomicInteger planned = new AtomicInteger();
+    final AtomicInteger making = new AtomicInteger();
+    final AtomicInteger mostAtOnce = new AtomicInteger();
+    final AtomicBoolean closed = new AtomicBoolean();
+    final AtomicBoolean closedWhileMaking = new AtomicBoolean();
+    private final int batches;
+    private final int together;
+    private final int failPlanAt;
+    private final AtomicInteger planning = new AtomicInteger();
+
+    StagedSource(int batches, int together, int failPlanAt) {
+      this.batches = batches;
+      this.together = together;
+      this.failPlanAt = failPlanAt;
+    }
+
+    @Override
+    public FlightFrame schema() {
+      return null;
+    }
+
+    @Override
+    public Work plan() {
+      assertThat(planning.incrementAndGet()).as("plans one at a time").isEqualTo(1);
+      try {
+        int k = planned.getAndIncrement();
+        if (k == failPlanAt) {
+          throw new IllegalStateException("plan " + k + " failed");
+        }
+        return k < batches ? () -> make(k) : null;
+      } finally {
+        planning.decrementAndGet();
+      }
+    }
+
+    private FlightFrame make(int k) {
+      int now = making.incrementAndGet();
+      mostAtOnce.accumulateAndGet(now, Math::max);
+      try {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        while (mostAtOnce.get() < together && System.nanoTime() < deadline) {
+          Thread.onSpinWait();
+        }
+        return frame(k);
+      } finally {
+        making.decrementAndGet();
+      }
+    }
+
+    @Override
+    public void close() {
+      closedWhileMaking.compareAndSet(false, making.get() > 0);
+      closed.set(true);
+    }
+  }
+
+  @Test
+  void aStagedSourcesBatchesAreMadeSideBySideAndComeInItsOrder() {
+    List<byte[]> expected = new ArrayList<>();
+    for (int k = 0; k < 20; k++) {
+      expected.add(wire(frame(k)));
+    }
+    StagedSource source = new StagedSource(20, 2, -1);
+    List<byte[]> read = new ArrayList<>();
+    try (ReadAheadBatches ahead = new ReadAheadBatches(source, executor, 2)) {
+      for (FlightFrame frame = ahead.next(); frame != null; frame = ahead.next()) {
+        read.add(wire(frame));
+      }
+    }
+    assertThat(read).containsExactlyElementsOf(expected);
+    assertThat(source.mostAtOnce.get()).as("batches made at once").isEqualTo(2);
+    assertThat(source.closed).isTrue();
+    assertThat(source.closedWhileMaking).isFalse();
+  }
+
+  @Test
+  void aStagedSourcesFailedPlanReachesTheReaderInItsTurn() {
+    StagedSource source = new StagedSource(20, 1, 3);
+    try (ReadAheadBatches ahead = new ReadAheadBatches(source, executor, 2)) {
+      for (int k = 0; k < 3; k++) {
+        wire(ahead.next());
+      }
+      assertThatThrownBy(ahead::next)
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessage("plan 3 failed");
+    }
+    assertThat(source.planned.get()).as("no plan after the failed one").isEqualTo(4);
+  }
+
+  @Test
+  void closingAStagedSourceWaitsForTheBatchesBeingMade() throws Exception {
+    StagedSource source = new StagedSource(20, 3, -1); // each make waits up to 2 s for a third
+    ReadAheadBatches ahead = new ReadAheadBatches(source, executor, 2);
+    wire(ahead.next());
+    ahead.close();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!source.closed.get() && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    assertThat(source.closed).isTrue();
+    assertThat(source.closedWhileMaking).isFalse();
+    // What was made ahead is given back: @AfterEach finds no byte allocated.
+  }
+
   @Test
   void refusesADepthBelowOne() {
     assertThatThrownBy(() -> new ReadAheadBatches(new CountedSource(1, -1, -1), executor, 0))

@@ -1,11 +1,12 @@
 package io.floe.gateway.job;
 
-import io.floe.gateway.BatchSource;
 import io.floe.gateway.FlightFrame;
+import io.floe.gateway.StagedBatchSource;
 import io.floe.job.JobRead;
 import io.floe.job.RankShare;
 import io.floe.store.LoadedSlice;
 import io.floe.ticket.JobBatchMetadata;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -22,8 +23,12 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * batchesPerMessage} of them and {@link #MESSAGE_ROWS_MAX} rows: each record batch costs the node
  * (framing, a hand-over between threads, the socket) whatever its size. A batch none of whose rows
  * are here is not sent. Holds a lease on each of those slices until closed.
+ *
+ * <p>A record batch is planned (its rows located, in order, one at a time) and then gathered, which
+ * may happen on other threads beside the gathering of the next ones ({@link StagedBatchSource}):
+ * each planned record batch has working arrays of its own, taken from a few kept for reuse.
  */
-final class NodeJobBatches implements BatchSource {
+final class NodeJobBatches implements StagedBatchSource {
   /**
    * A record batch ends at this many rows, or at one batch's share if that is more: as large as the
    * plain stream's batches (the load's 32,768 rows) and twice that, not larger, so that a read
@@ -38,34 +43,29 @@ final class NodeJobBatches implements BatchSource {
   private final Schema projected;
   private final RowGather gather;
   private final int batchesPerMessage;
+  private final int room;
 
   /** One batch's rows of the rank's share, located: slice by slice and row by row. */
   private final int[] located;
 
   private final long[] locatedRows;
 
-  /**
-   * The record batch being put together, row by row: where its rows are in the gather's sources and
-   * where each goes in its batch's share. A batch is located before it is known whether it joins;
-   * then it is one of the at most {@code batchesPerMessage} the record batch holds.
-   */
-  private final int[] source;
-
-  private final int[] indexIn;
-  private final int[] places;
-
   private final long[] messageBatches;
   private final int[] messageRows;
 
-  /**
-   * A batch located while the record batch before it was put together, which it did not join: its
-   * rows are at the front of the arrays; -1 when none.
-   */
-  private long carried = -1;
+  /** Working arrays given back by gathers that are done, for the next plans. */
+  private final ArrayDeque<Staging> spare = new ArrayDeque<>();
 
+  /**
+   * The working arrays of the next plan when they already hold a batch: one located while the
+   * record batch before it was planned, which it did not join (its rows at the front); else null.
+   */
+  private Staging carriedIn;
+
+  private long carried = -1;
   private int carriedRows;
   private long next;
-  private boolean closed;
+  private volatile boolean closed;
 
   /**
    * Takes over {@code leases}: one for each slice of the layout this node serves, in layout order;
@@ -94,10 +94,7 @@ final class NodeJobBatches implements BatchSource {
                 1, Math.min(batchesPerMessage, Math.max(1, MESSAGE_ROWS_MAX / Math.max(1, rows))));
     this.located = new int[rows];
     this.locatedRows = new long[rows];
-    int room = Math.multiplyExact(rows, this.batchesPerMessage);
-    this.source = new int[room];
-    this.indexIn = new int[room];
-    this.places = new int[room];
+    this.room = Math.multiplyExact(rows, this.batchesPerMessage);
     this.messageBatches = new long[this.batchesPerMessage];
     this.messageRows = new int[this.batchesPerMessage];
     this.next = read.batchFrom();
@@ -108,15 +105,67 @@ final class NodeJobBatches implements BatchSource {
     return FlightFrame.schema(projected);
   }
 
-  @Override
-  public FlightFrame next() {
-    Message message = message();
-    if (message == null) {
-      return null;
+  /**
+   * The working arrays of one planned record batch: where its rows are in the gather's sources,
+   * where each goes in its batch's share, and the gather's own scratch. A batch is located before
+   * it is known whether it joins; then it is one of the at most {@code batchesPerMessage} the
+   * record batch holds, so {@code batchesPerMessage} shares are room enough.
+   */
+  private static final class Staging {
+    final int[] source;
+    final int[] indexIn;
+    final int[] places;
+    final GatherScratch scratch = GatherRuns.newScratch();
+
+    Staging(int room) {
+      source = new int[room];
+      indexIn = new int[room];
+      places = new int[room];
     }
-    try (VectorSchemaRoot rows = message.rows();
-        ArrowRecordBatch batch = new VectorUnloader(rows).getRecordBatch()) {
-      return FlightFrame.batch(batch, message.metadata().encode());
+  }
+
+  /**
+   * A planned record batch: which batches it holds and where their rows are; {@link #rows()}
+   * gathers them (once, on any thread), {@link #make()} gathers and encodes them.
+   */
+  final class Planned implements Work {
+    private final Staging staging;
+    private final int count;
+    private final JobBatchMetadata metadata;
+    private final ColumnGather[] copiers;
+
+    private Planned(Staging staging, int count, JobBatchMetadata metadata) {
+      this.staging = staging;
+      this.count = count;
+      this.metadata = metadata;
+      this.copiers = gather.copiers();
+    }
+
+    JobBatchMetadata metadata() {
+      return metadata;
+    }
+
+    /** The record batch's rows (the caller closes them). */
+    VectorSchemaRoot rows() {
+      try {
+        return gather.gather(
+            staging.source,
+            staging.indexIn,
+            count,
+            leases.get(0).slice().allocator(),
+            staging.scratch,
+            copiers);
+      } finally {
+        give(staging);
+      }
+    }
+
+    @Override
+    public FlightFrame make() {
+      try (VectorSchemaRoot rows = rows();
+          ArrowRecordBatch batch = new VectorUnloader(rows).getRecordBatch()) {
+        return FlightFrame.batch(batch, metadata.encode());
+      }
     }
   }
 
@@ -126,14 +175,23 @@ final class NodeJobBatches implements BatchSource {
    */
   record Message(VectorSchemaRoot rows, JobBatchMetadata metadata) {}
 
-  /**
-   * The next record batch's rows (the caller closes them), or null when no listed batch is left
-   * with rows here. It takes the listed batches that have rows here in order while there is room. A
-   * record batch whose rows are one run of one of the slices' batches is served by reference (an
-   * ordered job's, nearly always): a batch that would break that run starts the next record batch
-   * instead, as does a batch that is such a run itself after batches that are not.
-   */
+  /** The next record batch, planned and gathered here (the caller closes its rows), or null. */
   Message message() {
+    Planned planned = plan();
+    return planned == null ? null : new Message(planned.rows(), planned.metadata());
+  }
+
+  /**
+   * Plans the next record batch, or answers null when no listed batch is left with rows here. It
+   * takes the listed batches that have rows here in order while there is room. A record batch whose
+   * rows are one run of one of the slices' batches is served by reference (an ordered job's, nearly
+   * always): a batch that would break that run starts the next record batch instead, as does a
+   * batch that is such a run itself after batches that are not.
+   */
+  @Override
+  public Planned plan() {
+    Staging staging = carriedIn != null ? carriedIn : take();
+    carriedIn = null;
     int batches = 0;
     int count = 0;
     boolean oneRun = false;
@@ -142,59 +200,77 @@ final class NodeJobBatches implements BatchSource {
       count = carriedRows;
       messageBatches[0] = carried;
       messageRows[0] = carriedRows;
-      oneRun = oneRun(0, count);
+      oneRun = oneRun(staging, 0, count);
       carried = -1;
     }
     while (batches < batchesPerMessage && next < read.batchTo()) {
       long k = next;
       next += read.batchStep();
-      int n = locate(k, count);
+      int n = locate(k, staging, count);
       if (n == 0) {
         continue;
       }
       if (batches > 0) {
-        boolean run = oneRun(count, n);
-        boolean joins = oneRun ? run && continues(count) : !run;
+        boolean run = oneRun(staging, count, n);
+        boolean joins = oneRun ? run && continues(staging, count) : !run;
         if (!joins) {
-          Message message = message(batches, count);
-          // The batch located after the message's rows starts the next one.
-          System.arraycopy(source, count, source, 0, n);
-          System.arraycopy(indexIn, count, indexIn, 0, n);
-          System.arraycopy(places, count, places, 0, n);
+          // The batch located after the record batch's rows starts the next one.
+          Staging following = take();
+          System.arraycopy(staging.source, count, following.source, 0, n);
+          System.arraycopy(staging.indexIn, count, following.indexIn, 0, n);
+          System.arraycopy(staging.places, count, following.places, 0, n);
+          carriedIn = following;
           carried = k;
           carriedRows = n;
-          return message;
+          return planned(staging, batches, count);
         }
       } else {
-        oneRun = oneRun(0, n);
+        oneRun = oneRun(staging, 0, n);
       }
       messageBatches[batches] = k;
       messageRows[batches] = n;
       batches++;
       count += n;
     }
-    return batches == 0 ? null : message(batches, count);
+    if (batches == 0) {
+      give(staging);
+      return null;
+    }
+    return planned(staging, batches, count);
   }
 
-  /** Gathers the {@code count} rows of the first {@code batches} batches noted. */
-  private Message message(int batches, int count) {
+  private Planned planned(Staging staging, int batches, int count) {
     boolean whole = true;
     for (int b = 0; b < batches && whole; b++) {
       whole = messageRows[b] == share.rowsPerBatch();
     }
-    JobBatchMetadata metadata =
+    return new Planned(
+        staging,
+        count,
         new JobBatchMetadata(
             Arrays.copyOf(messageBatches, batches),
             Arrays.copyOf(messageRows, batches),
-            whole ? null : Arrays.copyOf(places, count));
-    return new Message(
-        gather.gather(source, indexIn, count, leases.get(0).slice().allocator()), metadata);
+            whole ? null : Arrays.copyOf(staging.places, count)));
+  }
+
+  private Staging take() {
+    synchronized (spare) {
+      Staging kept = spare.poll();
+      return kept != null ? kept : new Staging(room);
+    }
+  }
+
+  private void give(Staging staging) {
+    synchronized (spare) {
+      spare.push(staging);
+    }
   }
 
   /**
-   * Notes this node's rows of batch {@code k} in the arrays from {@code at} on; answers how many.
+   * Notes this node's rows of batch {@code k} in {@code staging} from {@code at} on; answers how
+   * many.
    */
-  private int locate(long k, int at) {
+  private int locate(long k, Staging staging, int at) {
     // Located by the stream that serves the batch, into arrays it keeps from batch to batch.
     share.locate(k, located, locatedRows);
     int size = located.length;
@@ -214,9 +290,9 @@ final class NodeJobBatches implements BatchSource {
           && locatedRows[i + n] == locatedRows[i] + n) {
         n++;
       }
-      gather.locate(local, locatedRows[i], n, source, indexIn, j);
+      gather.locate(local, locatedRows[i], n, staging.source, staging.indexIn, j);
       for (int t = 0; t < n; t++) {
-        places[j + t] = i + t;
+        staging.places[j + t] = i + t;
       }
       i += n;
       j += n;
@@ -228,14 +304,14 @@ final class NodeJobBatches implements BatchSource {
    * Whether rows {@code [from, from + n)} noted are one run of one source batch, of more than one
    * row (a lone row is not worth a record batch of its own).
    */
-  private boolean oneRun(int from, int n) {
+  private static boolean oneRun(Staging staging, int from, int n) {
     if (n < 2) {
       return false;
     }
-    int first = source[from];
-    int index = indexIn[from];
+    int first = staging.source[from];
+    int index = staging.indexIn[from];
     for (int t = 1; t < n; t++) {
-      if (source[from + t] != first || indexIn[from + t] != index + t) {
+      if (staging.source[from + t] != first || staging.indexIn[from + t] != index + t) {
         return false;
       }
     }
@@ -243,8 +319,9 @@ final class NodeJobBatches implements BatchSource {
   }
 
   /** Whether the row noted at {@code at} follows the one before it in the same source batch. */
-  private boolean continues(int at) {
-    return source[at] == source[at - 1] && indexIn[at] == indexIn[at - 1] + 1;
+  private static boolean continues(Staging staging, int at) {
+    return staging.source[at] == staging.source[at - 1]
+        && staging.indexIn[at] == staging.indexIn[at - 1] + 1;
   }
 
   @Override

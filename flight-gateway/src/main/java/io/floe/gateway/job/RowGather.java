@@ -18,6 +18,10 @@ import org.apache.arrow.vector.util.TransferPair;
  * of some of their columns. The slices' batches are viewed by reference (loaded into roots that
  * share their buffers) the first time a row of theirs is needed; only the chosen rows are copied.
  * Closing releases the views; the batches it made belong to their callers.
+ *
+ * <p>Rows are located one part at a time, on one thread; the parts they were located for may then
+ * be gathered on other threads, side by side with each other and with the locating of later parts,
+ * each with its own {@link GatherScratch} and the {@link #copiers()} of its locating's time.
  */
 final class RowGather implements AutoCloseable {
   private final List<LoadedSlice> slices;
@@ -45,9 +49,6 @@ final class RowGather implements AutoCloseable {
 
   /** direct[c]: the direct copier of projected column c, or null where Arrow's copy is used. */
   private final ColumnGather[] direct;
-
-  /** The gathers' working arrays: a RowGather serves one stream, one part at a time. */
-  private final GatherScratch scratch = GatherRuns.newScratch();
 
   /** The rows of {@code slices}, which share their schema (they are slices of one dataset). */
   RowGather(List<LoadedSlice> slices, Schema projected) {
@@ -121,7 +122,13 @@ final class RowGather implements AutoCloseable {
    * A new batch of {@code count} rows: row {@code i} is row {@code indexIn[i]} of source batch
    * {@code source[i]}, as {@link #locate} set them.
    */
-  VectorSchemaRoot gather(int[] source, int[] indexIn, int count, BufferAllocator allocator) {
+  VectorSchemaRoot gather(
+      int[] source,
+      int[] indexIn,
+      int count,
+      BufferAllocator allocator,
+      GatherScratch scratch,
+      ColumnGather[] direct) {
     GatherRuns runs = GatherRuns.of(source, indexIn, count, sourceRows, firstRow, scratch);
     if (runs.runs() == 1 && sliceable[runs.source(0)]) {
       return sliced(runs.source(0), runs.from(0), count);
@@ -159,6 +166,15 @@ final class RowGather implements AutoCloseable {
       out.close();
       throw e;
     }
+  }
+
+  /**
+   * The direct copier of each projected column as the rows located so far need them: a part must be
+   * gathered with those of its locating's time, since locating later parts may add copiers of
+   * columns it copies Arrow's way.
+   */
+  ColumnGather[] copiers() {
+    return direct.clone();
   }
 
   /**

@@ -147,6 +147,73 @@ class NodeJobBatchesTest {
   }
 
   /**
+   * Record batches planned ahead and then gathered on several threads at once, in reverse order,
+   * are what planning and gathering one after the other gives: a gather depends only on its own
+   * plan, not on the plans made after it (which view more of the slices' batches).
+   */
+  @ParameterizedTest
+  @CsvSource({"SHUFFLED", "ORDERED", "UNITS"})
+  void recordBatchesPlannedAheadGatherTheSameOnOtherThreadsInAnyOrder(String kind)
+      throws Exception {
+    OrderSettings settings =
+        switch (kind) {
+          case "SHUFFLED" -> SHUFFLED;
+          case "ORDERED" -> ORDERED;
+          default -> UNITS;
+        };
+    long rows = Arrays.stream(SLICE_ROWS).sum();
+    EpochShape shape = new EpochShape(rows, BATCH_ROWS, TailPolicy.PAD);
+    EpochOrder order = new EpochOrder(SLICE_ROWS, settings, 1);
+    RankShare share = new RankShare(shape, order, 2, 1);
+    java.util.concurrent.ExecutorService threads =
+        java.util.concurrent.Executors.newFixedThreadPool(3);
+    try {
+      List<Map<Long, Part>> streams = new ArrayList<>();
+      for (int h = 0; h < HOLDERS.length; h++) {
+        try (NodeJobBatches node =
+            node(h, 1, settings, 2, 1, TailPolicy.PAD, shape.batches(), share, 3)) {
+          List<NodeJobBatches.Planned> planned = new ArrayList<>();
+          for (NodeJobBatches.Planned p = node.plan(); p != null; p = node.plan()) {
+            planned.add(p);
+          }
+          List<java.util.concurrent.Future<Map<Long, Part>>> gathered = new ArrayList<>();
+          for (int i = planned.size() - 1; i >= 0; i--) {
+            NodeJobBatches.Planned p = planned.get(i);
+            gathered.add(threads.submit(() -> parts(p)));
+          }
+          Map<Long, Part> stream = new java.util.TreeMap<>();
+          for (java.util.concurrent.Future<Map<Long, Part>> part : gathered) {
+            stream.putAll(part.get());
+          }
+          streams.add(stream);
+        }
+      }
+      for (long k = 0; k < shape.batches(); k++) {
+        assertSameRows(assembled(streams, k, share.rowsPerBatch()), expected(share, k));
+      }
+    } finally {
+      threads.shutdown();
+    }
+  }
+
+  /** One planned record batch, gathered here, cut into its batches' parts. */
+  private static Map<Long, Part> parts(NodeJobBatches.Planned planned) {
+    Map<Long, Part> parts = new LinkedHashMap<>();
+    try (VectorSchemaRoot batch = planned.rows()) {
+      JobBatchMetadata metadata = planned.metadata();
+      List<Record> rows = ArrowRecords.read(batch, TestRows.ALL_TYPES);
+      int from = 0;
+      for (int i = 0; i < metadata.batchCount(); i++) {
+        parts.put(
+            metadata.batch(i),
+            new Part(rows.subList(from, from + metadata.rows(i)), metadata.places(i)));
+        from += metadata.rows(i);
+      }
+    }
+    return parts;
+  }
+
+  /**
    * An ordered job read by one rank from one node: a record batch of several global batches whose
    * rows are one run of one source batch is served by reference; a global batch across two source
    * batches starts a record batch of its own. So most rows go by reference, in fewer record batches
