@@ -2,15 +2,12 @@ package io.floe.resources;
 
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.typesafe.config.ConfigFactory;
 import io.floe.store.MemoryAdmissionException;
+import io.floe.testkit.OneNodeCluster;
 import java.time.Duration;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
-import org.apache.pekko.cluster.MemberStatus;
-import org.apache.pekko.cluster.typed.Cluster;
-import org.apache.pekko.cluster.typed.Join;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -27,21 +24,7 @@ class ClusterMemoryTest {
 
   @BeforeEach
   void startDataNode() {
-    kit =
-        ActorTestKit.create(
-            "cluster-memory-test",
-            ConfigFactory.parseString(
-                    "pekko.actor.provider = cluster\n"
-                        + "pekko.remote.artery.canonical.hostname = 127.0.0.1\n"
-                        + "pekko.remote.artery.canonical.port = 0\n"
-                        + "pekko.cluster.roles = [data]\n"
-                        + "pekko.actor.serialize-messages = on\n")
-                .withFallback(ConfigFactory.load()));
-    Cluster cluster = Cluster.get(kit.system());
-    cluster.manager().tell(Join.create(cluster.selfMember().address()));
-    Awaitility.await()
-        .atMost(Duration.ofSeconds(30))
-        .until(() -> cluster.selfMember().status() == MemberStatus.up());
+    kit = OneNodeCluster.start("cluster-memory-test", "pekko.cluster.roles = [data]");
     root = new RootAllocator(1L << 20);
   }
 

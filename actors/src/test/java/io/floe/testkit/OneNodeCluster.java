@@ -16,11 +16,17 @@ public final class OneNodeCluster {
   private OneNodeCluster() {}
 
   public static ActorTestKit start(String name) {
+    return start(name, "");
+  }
+
+  /** {@link #start(String)} with more settings, e.g. {@code pekko.cluster.roles = [data]}. */
+  public static ActorTestKit start(String name, String config) {
     ActorTestKit kit =
         ActorTestKit.create(
             name,
             ConfigFactory.parseString(
-                    "pekko.actor.provider = cluster\n"
+                    config
+                        + "\npekko.actor.provider = cluster\n"
                         + "pekko.remote.artery.canonical.hostname = 127.0.0.1\n"
                         + "pekko.remote.artery.canonical.port = 0\n"
                         + "pekko.actor.serialize-messages = on\n")

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
+import java.util.function.Supplier;
 
 /**
  * A source whose next batches are made ahead, on a shared executor, while the current one is on the
@@ -84,31 +85,24 @@ public final class ReadAheadBatches implements BatchSource {
   }
 
   private StagedBatchSource.Work plan(StagedBatchSource staged) {
-    if (closed) {
-      return null;
-    }
-    try {
-      StagedBatchSource.Work work = staged.plan();
-      if (work == null) {
-        ended = true;
-      }
-      return work;
-    } catch (RuntimeException e) {
-      ended = true;
-      throw e;
-    }
+    return ask(staged::plan);
   }
 
   private FlightFrame pull() {
+    return ask(source::next);
+  }
+
+  /** One call of the source: nothing once closed, and the end noted at its null or failure. */
+  private <T> T ask(Supplier<T> call) {
     if (closed) {
       return null;
     }
     try {
-      FlightFrame frame = source.next();
-      if (frame == null) {
+      T answer = call.get();
+      if (answer == null) {
         ended = true;
       }
-      return frame;
+      return answer;
     } catch (RuntimeException e) {
       ended = true;
       throw e;

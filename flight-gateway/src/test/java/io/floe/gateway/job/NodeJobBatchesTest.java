@@ -92,6 +92,14 @@ class NodeJobBatchesTest {
     root.close();
   }
 
+  private static OrderSettings settings(String kind) {
+    return switch (kind) {
+      case "SHUFFLED" -> SHUFFLED;
+      case "ORDERED" -> ORDERED;
+      default -> UNITS;
+    };
+  }
+
   /** Slice s is on node s % 2: both nodes hold rows of most batches, in turn within them. */
   private static int holderOf(int slice) {
     return slice % 2;
@@ -118,12 +126,7 @@ class NodeJobBatchesTest {
   })
   void partsPutTogetherByTheirPlacesAreTheRanksShareAtEveryWorldSize(
       TailPolicy tail, String kind, int perMessage) {
-    OrderSettings settings =
-        switch (kind) {
-          case "SHUFFLED" -> SHUFFLED;
-          case "ORDERED" -> ORDERED;
-          default -> UNITS;
-        };
+    OrderSettings settings = settings(kind);
     long rows = Arrays.stream(SLICE_ROWS).sum();
     EpochShape shape = new EpochShape(rows, BATCH_ROWS, tail);
     for (int epoch = 0; epoch < 2; epoch++) {
@@ -155,12 +158,7 @@ class NodeJobBatchesTest {
   @CsvSource({"SHUFFLED", "ORDERED", "UNITS"})
   void recordBatchesPlannedAheadGatherTheSameOnOtherThreadsInAnyOrder(String kind)
       throws Exception {
-    OrderSettings settings =
-        switch (kind) {
-          case "SHUFFLED" -> SHUFFLED;
-          case "ORDERED" -> ORDERED;
-          default -> UNITS;
-        };
+    OrderSettings settings = settings(kind);
     long rows = Arrays.stream(SLICE_ROWS).sum();
     EpochShape shape = new EpochShape(rows, BATCH_ROWS, TailPolicy.PAD);
     EpochOrder order = new EpochOrder(SLICE_ROWS, settings, 1);
