@@ -1,7 +1,5 @@
 package io.floe.iceberg;
 
-import static io.floe.testing.IcebergTestTables.readGeneric;
-import static io.floe.testing.IcebergTestTables.sortedById;
 import static io.floe.testing.RecordAssertions.assertSameRows;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
@@ -14,7 +12,6 @@ import io.floe.testing.IcebergTestTables;
 import io.floe.testing.TestRows;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.stream.Collectors;
 import org.apache.arrow.dataset.jni.NativeMemoryPool;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.OutOfMemoryException;
@@ -22,7 +19,6 @@ import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.types.TimeUnit;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.iceberg.data.Record;
-import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -30,19 +26,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Arrow's C++ Parquet reader serves exactly what the generic row reader serves, for every primitive
- * type with nulls, across batch and row-group boundaries, with columns added later; and every task
- * it cannot take goes on to the vectorized or the generic reader (a file split across slices,
- * widened columns, delete files, nested columns, a filter the partition does not decide).
+ * What is Arrow's C++ Parquet reader's own: it serves what the generic row reader serves across
+ * row-group boundaries and with columns added later, takes a file only whole (a file split across
+ * slices, or one whose columns were widened since, goes to the vectorized reader), fails a full
+ * node's load holding nothing, and holds about the bytes it serves. (What both fast decoders do
+ * alike is {@link FastDecodersLoadingTest}.)
  */
 class NativeLoadingTest {
-  /** Every primitive column of {@link TestRows#ALL_TYPES}. */
-  private static final List<String> PRIMITIVES =
-      TestRows.ALL_TYPES.columns().stream()
-          .filter(f -> f.type().isPrimitiveType())
-          .map(Types.NestedField::name)
-          .collect(Collectors.toList());
-
   @TempDir Path dir;
   private BufferAllocator allocator;
   private TableAccess tables;
@@ -80,27 +70,6 @@ class NativeLoadingTest {
   }
 
   @Test
-  void everyPrimitiveTypeWithNullsIsServedAsTheGenericReaderServesIt() {
-    IcebergTestTables.TestTable table =
-        IcebergTestTables.in(dir)
-            .create("all_types", TestRows.ALL_TYPES)
-            .appendFiles(3, 900, TestRows.allTypes(21));
-    // 256-row batches: the native reader hands out slices of larger decoded arrays.
-    DatasetSpec spec =
-        DatasetSpec.of("t", table.metadataLocation()).withColumns(PRIMITIVES).withBatchRows(256);
-
-    List<Record> served = sameBothWays(natively, spec);
-
-    assertThat(served).hasSize(2_700);
-    assertSameRows(
-        sortedById(served),
-        sortedById(
-            readGeneric(
-                table.table(), Expressions.alwaysTrue(), PRIMITIVES.toArray(String[]::new))));
-    assertThat(natively.decoders(spec)).containsOnly(SliceLoader.NATIVE);
-  }
-
-  @Test
   void aFileOfManyRowGroupsInOneSliceIsReadNativelyOneSplitAcrossSlicesIsNot() {
     IcebergTestTables.TestTable table =
         IcebergTestTables.in(dir)
@@ -117,40 +86,6 @@ class NativeLoadingTest {
       assertThat(sameBothWays(rowGroups, spec)).hasSize(12_000);
       assertThat(rowGroups.decoders(spec)).containsOnly(SliceLoader.VECTORIZED);
     }
-  }
-
-  @Test
-  void tasksWithDeleteFilesOrNestedColumnsGoToTheGenericReader() {
-    IcebergTestTables.TestTable table =
-        IcebergTestTables.in(dir)
-            .create("all_types", TestRows.ALL_TYPES)
-            .appendFiles(2, 600, TestRows.allTypes(3));
-    DatasetSpec nested = DatasetSpec.of("t", table.metadataLocation());
-    assertThat(natively.decoders(nested)).containsOnly(SliceLoader.GENERIC);
-    sameBothWays(natively, nested);
-
-    table.deletePositions(r -> (Long) r.getField("id") % 3 == 0);
-    DatasetSpec flat = DatasetSpec.of("t", table.metadataLocation()).withColumns(PRIMITIVES);
-    assertThat(sameBothWays(natively, flat)).hasSize(800);
-    assertThat(natively.decoders(flat)).containsOnly(SliceLoader.GENERIC);
-  }
-
-  @Test
-  void aFilterTheTaskPartitionDecidesIsReadNativelyOthersAreNot() {
-    IcebergTestTables.TestTable table =
-        IcebergTestTables.in(dir)
-            .create("events", TestRows.EVENTS, TestRows.EVENTS_BY_CATEGORY_AND_DAY)
-            .appendFiles(2, 1_500, TestRows.events(8));
-    DatasetSpec byPartition =
-        DatasetSpec.of("e", table.metadataLocation())
-            .withColumns(List.of("id", "user_id", "amount", "event_time"))
-            .withFilter("category = 'books'");
-    assertThat(sameBothWays(natively, byPartition)).isNotEmpty();
-    assertThat(natively.decoders(byPartition)).containsOnly(SliceLoader.NATIVE);
-
-    DatasetSpec byValue = byPartition.withFilter("amount > 100");
-    sameBothWays(natively, byValue);
-    assertThat(natively.decoders(byValue)).containsOnly(SliceLoader.GENERIC);
   }
 
   @Test
