@@ -27,10 +27,9 @@ import pytest
 
 from floe_client import FloeClient, JobSpec
 from floe_client.errors import InvalidRequest
+from catalogs import node_env, sqlite_catalog
 from compare import same_rows
 from conftest import Node
-
-from pyiceberg.catalog.sql import SqlCatalog
 
 EMB = 8
 WORDS = ["a", "b", "ab", "ß", "", "zeta"]
@@ -114,24 +113,13 @@ def _rows(ids) -> pa.Table:
 @pytest.fixture(scope="module")
 def ml(tmp_path_factory):
     """PyIceberg's SQL catalog ``ml`` with ``db.shapes`` written in three commits."""
-    root = tmp_path_factory.mktemp("ml")
-    db = root / "ml.db"
-    catalog = SqlCatalog("ml", uri=f"sqlite:///{db}", warehouse=f"file://{root / 'warehouse'}")
-    catalog.create_namespace("db")
+    catalog, db = sqlite_catalog("ml", tmp_path_factory.mktemp("ml"))
     table = catalog.create_table(
         "db.shapes", schema=SCHEMA, properties={"write.parquet.row-group-limit": str(ROW_GROUP_ROWS)}
     )
     for ids in COMMITS:
         table.append(_rows(ids))
     return catalog, db
-
-
-def _node_env(db, warehouse) -> dict:
-    return {
-        "FLOE_CATALOG__ML__TYPE": "jdbc",
-        "FLOE_CATALOG__ML__URI": f"jdbc:sqlite:{db}",
-        "FLOE_CATALOG__ML__WAREHOUSE": warehouse,
-    }
 
 
 # A slice per row group (a one-byte target), and a slice per commit.
@@ -147,7 +135,7 @@ def nodes(classpath, ml, tmp_path_factory):
             classpath,
             tmp_path_factory.mktemp(f"ml-{name}") / "node.log",
             {"floe.load.slice-target-size": size},
-            env=_node_env(db, warehouse),
+            env=node_env("ml", db, warehouse),
         )
         for name, size in SLICE_SIZES.items()
     }

@@ -15,8 +15,8 @@ import math
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from pyiceberg.catalog.sql import SqlCatalog
 
+from catalogs import node_env, sqlite_catalog
 from compare import same_rows
 from conftest import Node
 from floe_client import FloeClient
@@ -30,9 +30,7 @@ ROW_GROUP_ROWS = 100
 def local(tmp_path_factory):
     """PyIceberg's SQL catalog ``local`` over a ``file://`` warehouse, table ``db.types``."""
     root = tmp_path_factory.mktemp("native")
-    db = root / "local.db"
-    catalog = SqlCatalog("local", uri=f"sqlite:///{db}", warehouse=f"file://{root / 'warehouse'}")
-    catalog.create_namespace("db")
+    catalog, db = sqlite_catalog("local", root)
     table = catalog.create_table(
         "db.types", schema=SCHEMA, properties={"write.parquet.row-group-limit": str(ROW_GROUP_ROWS)}
     )
@@ -63,11 +61,7 @@ SLICE_SIZES = {"file-slices": "64MiB", "row-group-slices": "1"}
 @pytest.fixture(scope="module")
 def nodes(classpath, local, tmp_path_factory):
     catalog, db = local
-    env = {
-        "FLOE_CATALOG__LOCAL__TYPE": "jdbc",
-        "FLOE_CATALOG__LOCAL__URI": f"jdbc:sqlite:{db}",
-        "FLOE_CATALOG__LOCAL__WAREHOUSE": catalog.properties["warehouse"],
-    }
+    env = node_env("local", db, catalog.properties["warehouse"])
     started = {
         name: Node(
             classpath,
