@@ -26,8 +26,10 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * buffer holding a heap part, such as Flight's own messages, whose header is on the heap).
  *
  * <p>A frame holds a reference to each body buffer from {@link #batch} until the bytes have been
- * written (or the frame is {@link #release released} unsent), so the slice's memory outlives every
- * message queued on a connection.
+ * written (or the frame is {@link #releaseUnclaimed released} unsent), so the slice's memory
+ * outlives every message queued on a connection. {@link #whenReleased} tells the stream when that
+ * happened: the moment the transport wrote the frame's last byte to the socket (the reader's HTTP/2
+ * window had room for it) or dropped it with its stream.
  */
 public final class FlightFrame {
   private static final IpcOption IPC = IpcOption.DEFAULT;
@@ -41,6 +43,9 @@ public final class FlightFrame {
   private final int size;
   private final int rows;
   private boolean claimed;
+
+  /** Runs once the frame's references are given back; set before the frame is handed to gRPC. */
+  private volatile Runnable released = () -> {};
 
   private FlightFrame(ByteBuf prefix, List<ArrowBuf> body, int size, int rows) {
     this.prefix = prefix;
@@ -89,6 +94,16 @@ public final class FlightFrame {
         prefix, List.copyOf(buffers), prefix.readableBytes() + (int) bodyLength, batch.getLength());
   }
 
+  /**
+   * Runs {@code action} once the frame's references are given back: written out, dropped with its
+   * stream, or {@link #releaseUnclaimed released} unsent. Set before the frame is handed to gRPC;
+   * it may run on a transport thread and must not block.
+   */
+  public FlightFrame whenReleased(Runnable action) {
+    this.released = action;
+    return this;
+  }
+
   /** The message's size on the wire, without gRPC's own 5-byte prefix. */
   public int size() {
     return size;
@@ -115,7 +130,7 @@ public final class FlightFrame {
         parts.add(ZEROS.slice(0, padding));
       }
     }
-    return new BodyHoldingBuf(parts, body);
+    return new BodyHoldingBuf(parts, body, released);
   }
 
   /** Gives back the frame's references if it was never written (the call ended first). */
@@ -124,6 +139,7 @@ public final class FlightFrame {
       claimed = true;
       prefix.release();
       body.forEach(buffer -> buffer.getReferenceManager().release());
+      released.run();
     }
   }
 
@@ -175,11 +191,13 @@ public final class FlightFrame {
   /** The wire bytes of one frame; releasing the last reference gives back the body buffers. */
   private static final class BodyHoldingBuf extends CompositeByteBuf {
     private final List<ArrowBuf> body;
+    private final Runnable released;
 
-    BodyHoldingBuf(List<ByteBuf> parts, List<ArrowBuf> body) {
+    BodyHoldingBuf(List<ByteBuf> parts, List<ArrowBuf> body, Runnable released) {
       // Never merge components: merging copies, and Netty adds components when it coalesces.
       super(UnpooledByteBufAllocator.DEFAULT, true, Integer.MAX_VALUE, parts);
       this.body = body;
+      this.released = released;
     }
 
     @Override
@@ -188,6 +206,7 @@ public final class FlightFrame {
       for (ArrowBuf buffer : body) {
         buffer.getReferenceManager().release();
       }
+      released.run();
     }
   }
 }

@@ -126,6 +126,7 @@ public final class FloeFlightServer implements AutoCloseable {
                   (Consumer<NettyServerBuilder>)
                       grpc -> {
                         grpc.addService(service);
+                        grpc.addStreamTracerFactory(new StreamResets(DO_GET));
                         // Here rather than Flight's useTls: the key manager reloads rotated files.
                         settings.tls().ifPresent(grpc::sslContext);
                       });
@@ -233,6 +234,7 @@ public final class FloeFlightServer implements AutoCloseable {
       DoGetCall.start(
           (ServerCallStreamObserver<FlightFrame>) observer,
           source,
+          StreamResets.currentCall(),
           stallTimeout,
           stallTimer,
           metrics);

@@ -19,6 +19,7 @@ public final class StreamMetrics {
     COMPLETED,
     CANCELLED,
     STALLED,
+    WITHDRAWN,
     FAILED
   }
 
@@ -52,7 +53,8 @@ public final class StreamMetrics {
               .tag("outcome", outcome.name().toLowerCase(java.util.Locale.ROOT))
               .description(
                   "DoGet streams ended: completed, cancelled by the reader, stalled (the reader"
-                      + " took nothing for stall-timeout) or failed")
+                      + " took nothing for stall-timeout), withdrawn (its slice was released) or"
+                      + " failed")
               .register(registry));
     }
     this.ended = Map.copyOf(byOutcome);
