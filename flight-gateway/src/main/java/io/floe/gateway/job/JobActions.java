@@ -7,6 +7,7 @@ import io.floe.gateway.BatchSource;
 import io.floe.gateway.ClusterAnswers;
 import io.floe.gateway.FlightErrors;
 import io.floe.gateway.GatewaySettings;
+import io.floe.gateway.HeldSlices;
 import io.floe.gateway.ReadAheadBatches;
 import io.floe.gateway.dataset.DatasetQueries;
 import io.floe.job.JobRead;
@@ -193,7 +194,12 @@ public final class JobActions {
           JobSchemas.project(leases.get(0).slice().schema(), ticket.columns(), ticket.dataset());
       NodeJobBatches batches =
           new NodeJobBatches(leases, localOf, read, share, projected, ticket.batchesPerMessage());
-      return gatherAhead == 0 ? batches : new ReadAheadBatches(batches, gathering, gatherAhead);
+      List<LoadedSlice> held = new ArrayList<>(leases.size());
+      leases.forEach(lease -> held.add(lease.slice()));
+      return HeldSlices.watching(
+          gatherAhead == 0 ? batches : new ReadAheadBatches(batches, gathering, gatherAhead),
+          slices,
+          held);
     } catch (RuntimeException e) {
       leases.forEach(LoadedSlice.Lease::close);
       throw e;

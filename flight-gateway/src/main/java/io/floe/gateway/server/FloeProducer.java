@@ -9,6 +9,7 @@ import io.floe.gateway.BatchSource;
 import io.floe.gateway.ClusterAnswers;
 import io.floe.gateway.FlightErrors;
 import io.floe.gateway.GatewaySettings;
+import io.floe.gateway.HeldSlices;
 import io.floe.gateway.ShardingQuorum;
 import io.floe.gateway.dataset.DatasetActions;
 import io.floe.gateway.dataset.DatasetQueries;
@@ -314,7 +315,8 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
               .acquire(sliceTicket.sliceId())
               .orElseThrow(() -> FlightErrors.sliceNotHeld(sliceTicket.sliceId()));
       try {
-        return datasets.open(lease, sliceTicket);
+        return HeldSlices.watching(
+            datasets.open(lease, sliceTicket), slices, List.of(lease.slice()));
       } catch (RuntimeException e) {
         lease.close();
         throw e;
