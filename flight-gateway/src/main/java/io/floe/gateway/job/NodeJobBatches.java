@@ -31,8 +31,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
 final class NodeJobBatches implements StagedBatchSource {
   /**
    * A record batch ends at this many rows, or at one batch's share if that is more: twice the plain
-   * stream's batches (the load's 32,768 rows) at most, so that what a stream gathers ahead, and
-   * the working arrays of each record batch (about 2 MB of heap at 32,768 rows), stay small.
+   * stream's batches (the load's 32,768 rows) at most, so that what a stream gathers ahead, and the
+   * working arrays of each record batch (about 2 MB of heap at 32,768 rows), stay small.
    */
   static final int MESSAGE_ROWS_MAX = 1 << 16;
 
