@@ -64,11 +64,17 @@ def test_a_stalled_reader_lets_go_of_a_dropped_dataset(tight_node, sample_table)
             # The stream pins its slice: dropped, but not yet freed.
             assert memory(client)["arrow_allocated_bytes"] > 0
             time.sleep(STALL_TIMEOUT_S + 2)
-            # The server gave up on the stream: what is left in flight, then STREAM_STALLED.
+            # The server gave up on the stream (its slice was dropped, then it stalled) and reset it
+            # a second later, dropping what was queued: the reader, back too late, is told the call
+            # was cancelled (docs/protocol.md, DoGet), or, had it come back within that
+            # second, SLICE_NOT_HELD or STREAM_STALLED with the rows in flight before it.
             with pytest.raises(fl.FlightError) as stopped:
                 while True:
                     stalled.read_chunk()
-            assert code_from_details(stopped.value.extra_info) == "STREAM_STALLED", stopped.value
+            code = code_from_details(stopped.value.extra_info)
+            assert code in ("SLICE_NOT_HELD", "STREAM_STALLED") or (
+                code is None and isinstance(stopped.value, fl.FlightCancelledError)
+            ), stopped.value
             assert settle(client, 0) == 0
             status = client.load("second", str(sample_table))
             assert status["state"] == "READY", status
