@@ -55,6 +55,15 @@ public final class JobActions {
   private final ClusterAnswers answers;
   private final SliceStore slices;
   private final Executor gathering = gatheringThreads();
+
+  /**
+   * Working arrays of record batches being gathered, shared by the node's job streams: a few per
+   * gathering thread (each stream plans up to gather-ahead record batches beyond the one it
+   * gathers).
+   */
+  private final GatherStagings stagings =
+      new GatherStagings(4 * Runtime.getRuntime().availableProcessors());
+
   private final int gatherAhead;
 
   public JobActions(
@@ -193,7 +202,8 @@ public final class JobActions {
       Schema projected =
           JobSchemas.project(leases.get(0).slice().schema(), ticket.columns(), ticket.dataset());
       NodeJobBatches batches =
-          new NodeJobBatches(leases, localOf, read, share, projected, ticket.batchesPerMessage());
+          new NodeJobBatches(
+              leases, localOf, read, share, projected, ticket.batchesPerMessage(), stagings);
       List<LoadedSlice> held = new ArrayList<>(leases.size());
       leases.forEach(lease -> held.add(lease.slice()));
       return HeldSlices.watching(

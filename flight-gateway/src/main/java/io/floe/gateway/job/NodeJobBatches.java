@@ -2,11 +2,11 @@ package io.floe.gateway.job;
 
 import io.floe.gateway.FlightFrame;
 import io.floe.gateway.StagedBatchSource;
+import io.floe.gateway.job.GatherStagings.Staging;
 import io.floe.job.JobRead;
 import io.floe.job.RankShare;
 import io.floe.store.LoadedSlice;
 import io.floe.ticket.JobBatchMetadata;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -26,7 +26,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
  *
  * <p>A record batch is planned (its rows located, in order, one at a time) and then gathered, which
  * may happen on other threads beside the gathering of the next ones ({@link StagedBatchSource}):
- * each planned record batch has working arrays of its own, taken from a few kept for reuse.
+ * each planned record batch has working arrays of its own from the node's {@link GatherStagings}.
  */
 final class NodeJobBatches implements StagedBatchSource {
   /**
@@ -53,8 +53,8 @@ final class NodeJobBatches implements StagedBatchSource {
   private final long[] messageBatches;
   private final int[] messageRows;
 
-  /** Working arrays given back by gathers that are done, for the next plans. */
-  private final ArrayDeque<Staging> spare = new ArrayDeque<>();
+  /** Where record batches' working arrays come from, and go back to once gathered. */
+  private final GatherStagings stagings;
 
   /**
    * The working arrays of the next plan when they already hold a batch: one located while the
@@ -78,7 +78,9 @@ final class NodeJobBatches implements StagedBatchSource {
       JobRead read,
       RankShare share,
       Schema projected,
-      int batchesPerMessage) {
+      int batchesPerMessage,
+      GatherStagings stagings) {
+    this.stagings = stagings;
     this.leases = List.copyOf(leases);
     this.localOf = localOf;
     this.read = read;
@@ -103,25 +105,6 @@ final class NodeJobBatches implements StagedBatchSource {
   @Override
   public FlightFrame schema() {
     return FlightFrame.schema(projected);
-  }
-
-  /**
-   * The working arrays of one planned record batch: where its rows are in the gather's sources,
-   * where each goes in its batch's share, and the gather's own scratch. A batch is located before
-   * it is known whether it joins; then it is one of the at most {@code batchesPerMessage} the
-   * record batch holds, so {@code batchesPerMessage} shares are room enough.
-   */
-  private static final class Staging {
-    final int[] source;
-    final int[] indexIn;
-    final int[] places;
-    final GatherScratch scratch = GatherRuns.newScratch();
-
-    Staging(int room) {
-      source = new int[room];
-      indexIn = new int[room];
-      places = new int[room];
-    }
   }
 
   /**
@@ -254,16 +237,11 @@ final class NodeJobBatches implements StagedBatchSource {
   }
 
   private Staging take() {
-    synchronized (spare) {
-      Staging kept = spare.poll();
-      return kept != null ? kept : new Staging(room);
-    }
+    return stagings.take(room);
   }
 
   private void give(Staging staging) {
-    synchronized (spare) {
-      spare.push(staging);
-    }
+    stagings.give(staging);
   }
 
   /**
@@ -328,6 +306,10 @@ final class NodeJobBatches implements StagedBatchSource {
   public void close() {
     if (!closed) {
       closed = true;
+      if (carriedIn != null) {
+        give(carriedIn);
+        carriedIn = null;
+      }
       try {
         gather.close();
       } finally {

@@ -146,7 +146,8 @@ public final class ServingWarmup {
             "warm-up", epoch, order, BATCH_ROWS, TailPolicy.DROP, 2, 0, 0, shape.batches(), 1);
     long served = 0;
     try (NodeJobBatches batches =
-        new NodeJobBatches(leases, localOf, read, share, schema, BATCHES_PER_MESSAGE)) {
+        new NodeJobBatches(
+            leases, localOf, read, share, schema, BATCHES_PER_MESSAGE, new GatherStagings(2))) {
       batches.schema().releaseUnclaimed();
       FlightFrame frame;
       while (goOn(deadline) && (frame = batches.next()) != null) {

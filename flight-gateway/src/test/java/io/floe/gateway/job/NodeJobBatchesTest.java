@@ -53,6 +53,7 @@ class NodeJobBatchesTest {
 
   private BufferAllocator root;
   private final AllocatorReaper reaper = new AllocatorReaper();
+  private final GatherStagings stagings = new GatherStagings(4);
   private final List<LoadedSlice> slices = new ArrayList<>();
   private final List<List<Record>> sliceRecords = new ArrayList<>();
   private Schema schema;
@@ -144,6 +145,8 @@ class NodeJobBatchesTest {
           for (long k = 0; k < shape.batches(); k++) {
             assertSameRows(assembled(streams, k, share.rowsPerBatch()), expected(share, k));
           }
+          // Streams read to their end and closed give their working arrays back for others.
+          assertThat(stagings.kept()).isPositive();
         }
       }
     }
@@ -235,7 +238,8 @@ class NodeJobBatchesTest {
     int messages = 0;
     long byReference = 0;
     long served = 0;
-    try (NodeJobBatches node = new NodeJobBatches(leases, localOf, read, share, schema, 64)) {
+    try (NodeJobBatches node =
+        new NodeJobBatches(leases, localOf, read, share, schema, 64, stagings)) {
       NodeJobBatches.Message message;
       while ((message = node.message()) != null) {
         try (VectorSchemaRoot batch = message.rows()) {
@@ -289,7 +293,7 @@ class NodeJobBatchesTest {
     }
     JobRead read =
         new JobRead("layout", epoch, settings, BATCH_ROWS, tail, world, rank, 0, batches, 1);
-    return new NodeJobBatches(leases, localOf, read, share, schema, perMessage);
+    return new NodeJobBatches(leases, localOf, read, share, schema, perMessage, stagings);
   }
 
   /** One batch's part as a node sent it: its rows and their places (null: the whole share). */
