@@ -57,11 +57,14 @@ final class NodeJobBatches implements StagedBatchSource {
   private final GatherStagings stagings;
 
   /**
-   * The working arrays of the next plan when they already hold a batch: one located while the
-   * record batch before it was planned, which it did not join (its rows at the front); else null.
+   * A batch located while the record batch before it was planned, which it did not join: its rows'
+   * sources and places, kept here (one batch's worth, not a whole set of working arrays) until the
+   * next plan starts with them; {@code carried} is -1 when there is none.
    */
-  private Staging carriedIn;
+  private final int[] carriedSource;
 
+  private final int[] carriedIndexIn;
+  private final int[] carriedPlaces;
   private long carried = -1;
   private int carriedRows;
   private long next;
@@ -96,6 +99,9 @@ final class NodeJobBatches implements StagedBatchSource {
                 1, Math.min(batchesPerMessage, Math.max(1, MESSAGE_ROWS_MAX / Math.max(1, rows))));
     this.located = new int[rows];
     this.locatedRows = new long[rows];
+    this.carriedSource = new int[rows];
+    this.carriedIndexIn = new int[rows];
+    this.carriedPlaces = new int[rows];
     this.room = Math.multiplyExact(rows, this.batchesPerMessage);
     this.messageBatches = new long[this.batchesPerMessage];
     this.messageRows = new int[this.batchesPerMessage];
@@ -173,12 +179,14 @@ final class NodeJobBatches implements StagedBatchSource {
    */
   @Override
   public Planned plan() {
-    Staging staging = carriedIn != null ? carriedIn : take();
-    carriedIn = null;
+    Staging staging = take();
     int batches = 0;
     int count = 0;
     boolean oneRun = false;
     if (carried >= 0) {
+      System.arraycopy(carriedSource, 0, staging.source, 0, carriedRows);
+      System.arraycopy(carriedIndexIn, 0, staging.indexIn, 0, carriedRows);
+      System.arraycopy(carriedPlaces, 0, staging.places, 0, carriedRows);
       batches = 1;
       count = carriedRows;
       messageBatches[0] = carried;
@@ -198,11 +206,9 @@ final class NodeJobBatches implements StagedBatchSource {
         boolean joins = oneRun ? run && continues(staging, count) : !run;
         if (!joins) {
           // The batch located after the record batch's rows starts the next one.
-          Staging following = take();
-          System.arraycopy(staging.source, count, following.source, 0, n);
-          System.arraycopy(staging.indexIn, count, following.indexIn, 0, n);
-          System.arraycopy(staging.places, count, following.places, 0, n);
-          carriedIn = following;
+          System.arraycopy(staging.source, count, carriedSource, 0, n);
+          System.arraycopy(staging.indexIn, count, carriedIndexIn, 0, n);
+          System.arraycopy(staging.places, count, carriedPlaces, 0, n);
           carried = k;
           carriedRows = n;
           return planned(staging, batches, count);
@@ -306,10 +312,6 @@ final class NodeJobBatches implements StagedBatchSource {
   public void close() {
     if (!closed) {
       closed = true;
-      if (carriedIn != null) {
-        give(carriedIn);
-        carriedIn = null;
-      }
       try {
         gather.close();
       } finally {
