@@ -9,13 +9,12 @@ import java.util.List;
  * BatchSource#withdrawn}), so that it ends instead of serving a dropped dataset's rows and pinning
  * their memory.
  */
-public final class HeldSlices implements BatchSource {
-  private final BatchSource source;
+public final class HeldSlices extends ForwardingBatchSource {
   private final SliceStore store;
   private final List<LoadedSlice> slices;
 
   private HeldSlices(BatchSource source, SliceStore store, List<LoadedSlice> slices) {
-    this.source = source;
+    super(source);
     this.store = store;
     this.slices = slices;
   }
@@ -44,27 +43,12 @@ public final class HeldSlices implements BatchSource {
   }
 
   @Override
-  public FlightFrame schema() {
-    return source.schema();
-  }
-
-  @Override
-  public FlightFrame next() {
-    return source.next();
-  }
-
-  @Override
   public boolean withdrawn() {
     for (LoadedSlice slice : slices) {
       if (!holds(store, slice)) {
         return true;
       }
     }
-    return source.withdrawn();
-  }
-
-  @Override
-  public void close() {
-    source.close();
+    return super.withdrawn();
   }
 }

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.floe.gateway.BatchSource;
 import io.floe.gateway.FlightFrame;
 import io.floe.gateway.FlightFrameMarshaller;
+import io.floe.gateway.ForwardingBatchSource;
 import io.floe.protocol.ErrorCode;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -212,20 +213,10 @@ class FloeFlightServerTest {
     @Override
     public BatchSource open(Ticket ticket) {
       BatchSource source = answer.get();
-      return new BatchSource() {
-        @Override
-        public FlightFrame schema() {
-          return source.schema();
-        }
-
-        @Override
-        public FlightFrame next() {
-          return source.next();
-        }
-
+      return new ForwardingBatchSource(source) {
         @Override
         public void close() {
-          source.close();
+          super.close();
           closed.incrementAndGet();
         }
       };

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.floe.gateway.BatchSource;
 import io.floe.gateway.FlightFrame;
+import io.floe.gateway.ForwardingBatchSource;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -241,17 +242,7 @@ class StalledReaderMemoryTest {
     public BatchSource open(Ticket ticket) {
       BatchSource source = answer.get();
       java.util.function.BooleanSupplier gone = withdrawn;
-      return new BatchSource() {
-        @Override
-        public FlightFrame schema() {
-          return source.schema();
-        }
-
-        @Override
-        public FlightFrame next() {
-          return source.next();
-        }
-
+      return new ForwardingBatchSource(source) {
         @Override
         public boolean withdrawn() {
           return gone.getAsBoolean();
@@ -259,7 +250,7 @@ class StalledReaderMemoryTest {
 
         @Override
         public void close() {
-          source.close();
+          super.close();
           closed.incrementAndGet();
         }
       };
