@@ -141,6 +141,14 @@ public final class LoadedSlice {
     }
   }
 
+  /**
+   * Whether the owner has released the slice (its dataset dropped or failed, or it moved away and
+   * its linger ended): streams still reading it should end, so that its memory comes back.
+   */
+  public boolean released() {
+    return ownerReleased.get();
+  }
+
   /** The owner's release (idempotent); memory is freed when the last lease closes. */
   public void release() {
     if (ownerReleased.compareAndSet(false, true)) {

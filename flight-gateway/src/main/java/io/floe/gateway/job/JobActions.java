@@ -207,9 +207,7 @@ public final class JobActions {
       List<LoadedSlice> held = new ArrayList<>(leases.size());
       leases.forEach(lease -> held.add(lease.slice()));
       return HeldSlices.watching(
-          gatherAhead == 0 ? batches : new ReadAheadBatches(batches, gathering, gatherAhead),
-          slices,
-          held);
+          gatherAhead == 0 ? batches : new ReadAheadBatches(batches, gathering, gatherAhead), held);
     } catch (RuntimeException e) {
       leases.forEach(LoadedSlice.Lease::close);
       throw e;

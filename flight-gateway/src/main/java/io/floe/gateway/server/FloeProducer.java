@@ -315,8 +315,7 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
               .acquire(sliceTicket.sliceId())
               .orElseThrow(() -> FlightErrors.sliceNotHeld(sliceTicket.sliceId()));
       try {
-        return HeldSlices.watching(
-            datasets.open(lease, sliceTicket), slices, List.of(lease.slice()));
+        return HeldSlices.watching(datasets.open(lease, sliceTicket), List.of(lease.slice()));
       } catch (RuntimeException e) {
         lease.close();
         throw e;
