@@ -159,18 +159,6 @@ final class NodeJobBatches implements StagedBatchSource {
   }
 
   /**
-   * This node's rows of some of the rank's batches, in the epoch's order, and which batches they
-   * are with their places in the share.
-   */
-  record Message(VectorSchemaRoot rows, JobBatchMetadata metadata) {}
-
-  /** The next record batch, planned and gathered here (the caller closes its rows), or null. */
-  Message message() {
-    Planned planned = plan();
-    return planned == null ? null : new Message(planned.rows(), planned.metadata());
-  }
-
-  /**
    * Plans the next record batch, or answers null when no listed batch is left with rows here. It
    * takes the listed batches that have rows here in order while there is room. A record batch whose
    * rows are one run of one of the slices' batches is served by reference (an ordered job's, nearly

@@ -202,6 +202,7 @@ class NodeJobBatchesTest {
     Map<Long, Part> parts = new LinkedHashMap<>();
     try (VectorSchemaRoot batch = planned.rows()) {
       JobBatchMetadata metadata = planned.metadata();
+      assertThat(metadata.totalRows()).isEqualTo(batch.getRowCount()).isPositive();
       List<Record> rows = ArrowRecords.read(batch, TestRows.ALL_TYPES);
       int from = 0;
       for (int i = 0; i < metadata.batchCount(); i++) {
@@ -240,12 +241,11 @@ class NodeJobBatchesTest {
     long served = 0;
     try (NodeJobBatches node =
         new NodeJobBatches(leases, localOf, read, share, schema, 64, stagings)) {
-      NodeJobBatches.Message message;
-      while ((message = node.message()) != null) {
-        try (VectorSchemaRoot batch = message.rows()) {
+      for (NodeJobBatches.Planned planned = node.plan(); planned != null; planned = node.plan()) {
+        try (VectorSchemaRoot batch = planned.rows()) {
           messages++;
           served += batch.getRowCount();
-          if (message.metadata().batchCount() > 1 && sharesSourceMemory(batch)) {
+          if (planned.metadata().batchCount() > 1 && sharesSourceMemory(batch)) {
             byReference += batch.getRowCount();
           }
         }
@@ -306,22 +306,14 @@ class NodeJobBatchesTest {
   private static Map<Long, Part> parts(NodeJobBatches node, int perMessage) {
     Map<Long, Part> parts = new LinkedHashMap<>();
     long last = -1;
-    NodeJobBatches.Message message;
-    while ((message = node.message()) != null) {
-      try (VectorSchemaRoot batch = message.rows()) {
-        JobBatchMetadata metadata = message.metadata();
-        assertThat(metadata.totalRows()).isEqualTo(batch.getRowCount()).isPositive();
-        assertThat(metadata.batchCount()).isBetween(1, perMessage);
-        List<Record> rows = ArrowRecords.read(batch, TestRows.ALL_TYPES);
-        int from = 0;
-        for (int i = 0; i < metadata.batchCount(); i++) {
-          long k = metadata.batch(i);
-          assertThat(k).as("batch after batch %s", last).isGreaterThan(last);
-          assertThat(metadata.rows(i)).as("rows of batch %s", k).isPositive();
-          last = k;
-          parts.put(k, new Part(rows.subList(from, from + metadata.rows(i)), metadata.places(i)));
-          from += metadata.rows(i);
-        }
+    for (NodeJobBatches.Planned planned = node.plan(); planned != null; planned = node.plan()) {
+      assertThat(planned.metadata().batchCount()).isBetween(1, perMessage);
+      for (Map.Entry<Long, Part> part : parts(planned).entrySet()) {
+        long k = part.getKey();
+        assertThat(k).as("batch after batch %s", last).isGreaterThan(last);
+        assertThat(part.getValue().rows()).as("rows of batch %s", k).isNotEmpty();
+        last = k;
+        parts.put(k, part.getValue());
       }
     }
     return parts;
