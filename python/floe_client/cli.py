@@ -150,11 +150,11 @@ def size(n: int) -> str:
 
 
 def _status_table(replies: List[dict]) -> None:
-    table = Table("dataset", "state", "slices", "rows", "size", "snapshot", "source")
+    table = Table("dataset", "state", "slices", "rows", "size", "snapshot", "source", "owner")
     for s in map(DatasetStatus.of, replies):
         table.add_row(
             s.name, s.state, f"{s.slices_loaded}/{s.slices_total}", f"{s.rows:,}", size(s.bytes),
-            "" if s.snapshot_id is None else str(s.snapshot_id), str(s.source or ""),
+            "" if s.snapshot_id is None else str(s.snapshot_id), str(s.source or ""), str(s.owner or ""),
         )
     out.print(table)
 
@@ -463,11 +463,12 @@ def jobs(ctx: typer.Context) -> None:
     answer = c.call("list_jobs")
 
     def render(all_jobs: List[dict]) -> None:
-        table = Table("job", "dataset", "mode", "batch rows", "batches/epoch", "leased", "acknowledged", "re-issued")
+        table = Table("job", "dataset", "mode", "batch rows", "batches/epoch", "leased", "acknowledged", "re-issued",
+                      "owner")
         for j in map(JobStatus.of, all_jobs):
             table.add_row(j.job, j.dataset, j.mode, f"{j.batch_rows:,}", f"{j.batches_per_epoch:,}",
                           f"{j.counters.rows_leased:,}", f"{j.counters.rows_acknowledged:,}",
-                          f"{j.counters.rows_reissued:,}")
+                          f"{j.counters.rows_reissued:,}", str(j.owner or ""))
         out.print(table)
 
     _print(c, answer, render)
