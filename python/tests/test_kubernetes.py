@@ -445,7 +445,8 @@ def test_a_node_takes_a_trainers_service_account_token_and_its_namespace_is_the_
     """A node whose ServiceAccount may create tokenreviews (system:auth-delegator) authenticates a
     trainer by its own ServiceAccount token minted for Floe's audience (TokenRequest), as the token
     file's `system:serviceaccount:...` line makes it, in its namespace's tenant; a token of another
-    audience, or of a ServiceAccount no line names, is refused UNAUTHENTICATED."""
+    audience, or of a ServiceAccount no line names, is refused UNAUTHENTICATED. The trainer's
+    client reads the token from its file (as a pod's projected token), again when it changes."""
     for name in (IDENTITY_NAMESPACE, TEAM):
         namespace(api, name, restricted=False)
     api.apply({"apiVersion": "v1", "kind": "ServiceAccount",
@@ -482,11 +483,17 @@ def test_a_node_takes_a_trainers_service_account_token_and_its_namespace_is_the_
         with FloeClient(node.address, token=IDENTITY_OPERATOR) as operator:
             operator.load("identity", str(sample_table), filter="id < 1000")
         trainer_token = token("trainer", TEAM, AUDIENCE)
-        with FloeClient(node.address, token=trainer_token) as trainer:
+        projected = tmp_path / "projected-token"
+        projected.write_text(trainer_token)
+        with FloeClient(node.address, token_file=projected, patience=1.0) as trainer:
             assert sum(b.num_rows for b in trainer.read_shard("identity", 0, 1)) == 1000
             registered = trainer.register_job("identity-job", "identity", 100)
             assert registered["owner"] == {"tenant": TEAM, "caller": "trainer"}
             assert trainer.drop_job("identity-job")["dropped"]
+            # The kubelet renews the file in place; the client sends what it holds now.
+            projected.write_text(token("trainer", TEAM))
+            with pytest.raises(Unauthenticated):
+                trainer.list()
         refused = {
             "another audience (the API server's own)": (token("trainer", TEAM), "Unknown bearer token"),
             "a ServiceAccount no line names": (token("stranger", TEAM, AUDIENCE),
