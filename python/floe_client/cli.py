@@ -463,12 +463,11 @@ def jobs(ctx: typer.Context) -> None:
     answer = c.call("list_jobs")
 
     def render(all_jobs: List[dict]) -> None:
-        table = Table("job", "dataset", "mode", "batch rows", "batches/epoch", "leased", "acknowledged", "re-issued",
-                      "owner")
+        table = Table("job", "dataset", "mode", "batch rows", "batches/epoch", "leased", "acknowledged", "re-issued")
         for j in map(JobStatus.of, all_jobs):
             table.add_row(j.job, j.dataset, j.mode, f"{j.batch_rows:,}", f"{j.batches_per_epoch:,}",
                           f"{j.counters.rows_leased:,}", f"{j.counters.rows_acknowledged:,}",
-                          f"{j.counters.rows_reissued:,}", str(j.owner or ""))
+                          f"{j.counters.rows_reissued:,}")
         out.print(table)
 
     _print(c, answer, render)
@@ -488,6 +487,8 @@ def job(
         j = JobStatus.of(reply)
         out.print(f"[bold]{j.job}[/bold] on {j.dataset}: mode {j.mode}, "
                   f"{j.batch_rows} rows a batch, {j.batches_per_epoch} batches an epoch")
+        if j.owner is not None:
+            out.print(f"registered by {j.owner}")
         c = j.counters
         out.print(f"rows leased {c.rows_leased:,}, rows acknowledged {c.rows_acknowledged:,}, "
                   f"rows reissued {c.rows_reissued:,}, leases active {c.leases_active:,}")
