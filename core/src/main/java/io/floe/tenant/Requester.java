@@ -59,10 +59,14 @@ public record Requester(Owner owner, boolean admin) implements CborSerializable 
     if (admin || own) {
       return Optional.empty();
     }
+    String registeredBy =
+        owned.caller() == null
+            ? String.format("before owners were kept, in tenant '%s'", owned.tenant())
+            : String.format("by '%s' of tenant '%s'", owned.caller(), owned.tenant());
     return Optional.of(
         String.format(
-            "Job '%s' was registered by '%s' of tenant '%s'; '%s' of tenant '%s' may not drop it"
-                + " (only the caller that registered it or an admin may)",
-            id, owned.caller(), owned.tenant(), owner.caller(), owner.tenant()));
+            "Job '%s' was registered %s; '%s' of tenant '%s' may not drop it (only the caller"
+                + " that registered it or an admin may)",
+            id, registeredBy, owner.caller(), owner.tenant()));
   }
 }

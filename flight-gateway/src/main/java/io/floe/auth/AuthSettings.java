@@ -11,7 +11,10 @@ import java.util.Optional;
  */
 public record AuthSettings(
     Optional<TokenFile> tokens, Optional<Role> anonymous, Optional<TokenReviewer> reviewer) {
-  /** From settings: a token file path (empty for none) and {@code none}, reader or operator. */
+  /**
+   * From settings: a token file path (empty for none) and {@code none}, reader or operator (not
+   * admin).
+   */
   public static AuthSettings of(String tokensFile, String anonymous) {
     Optional<TokenFile> tokens =
         tokensFile == null || tokensFile.isBlank()
@@ -21,6 +24,11 @@ public record AuthSettings(
         anonymous == null || anonymous.isBlank() || anonymous.trim().equalsIgnoreCase("none")
             ? Optional.empty()
             : Optional.of(Role.parse(anonymous));
+    if (role.isPresent() && role.get() == Role.ADMIN) {
+      throw new IllegalArgumentException(
+          "floe.security.auth.anonymous may be none, reader or operator, not admin: a caller"
+              + " without a token must not change every tenant's datasets");
+    }
     if (tokens.isEmpty() && role.isEmpty()) {
       throw new IllegalArgumentException(
           "No caller could reach this node: set floe.security.auth.tokens-file"
