@@ -22,7 +22,12 @@ public final class BearerAuthenticator implements CallHeaderAuthenticator {
   private static final org.slf4j.Logger LOG =
       org.slf4j.LoggerFactory.getLogger(BearerAuthenticator.class);
 
+  /** A failing API server is reported at WARN at most this often (every call meets it). */
+  private static final long WARN_EVERY_NANOS = java.time.Duration.ofSeconds(30).toNanos();
+
   private final AuthSettings settings;
+  private final java.util.concurrent.atomic.AtomicLong warnedAt =
+      new java.util.concurrent.atomic.AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
 
   public BearerAuthenticator(AuthSettings settings) {
     this.settings = settings;
@@ -79,7 +84,13 @@ public final class BearerAuthenticator implements CallHeaderAuthenticator {
     try {
       user = reviewer.review(token);
     } catch (RuntimeException e) {
-      LOG.warn("Kubernetes TokenReview failed: {}", e.toString());
+      long now = System.nanoTime();
+      long last = warnedAt.get();
+      if (now - last >= WARN_EVERY_NANOS && warnedAt.compareAndSet(last, now)) {
+        LOG.warn("Kubernetes TokenReview failed (again at DEBUG for 30 s): {}", e.toString());
+      } else {
+        LOG.debug("Kubernetes TokenReview failed: {}", e.toString());
+      }
       throw refused("The bearer token could not be reviewed by the Kubernetes API server");
     }
     if (user.isEmpty()) {
