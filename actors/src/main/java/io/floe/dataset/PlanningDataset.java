@@ -67,7 +67,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
   static PlanningDataset recovering(DatasetContext dataset, DatasetRecord record) {
     DatasetEntity.LOG.info(
         "Dataset '{}': recovering generation {}", dataset.name(), record.generation());
-    record.retiring().forEach(dataset::release);
+    record.retiring().forEach(sliceId -> dataset.release(sliceId, record.spec().replicas()));
     Map<String, Set<String>> holders = new LinkedHashMap<>();
     record.holders().forEach((job, fps) -> holders.put(job, new HashSet<>(fps)));
     PlanningDataset planning =
@@ -181,7 +181,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
             owner,
             generation,
             requestedAtNanos,
-            new DatasetVersion(planned.plan()),
+            new DatasetVersion(planned.plan(), spec.replicas()),
             holders,
             retainedSnapshots,
             waitingForReady,
