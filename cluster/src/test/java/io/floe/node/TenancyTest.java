@@ -16,8 +16,15 @@ import io.floe.testing.IcebergTestTables;
 import io.floe.testing.TestRows;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.flight.CallOption;
+import org.apache.arrow.flight.Criteria;
+import org.apache.arrow.flight.FlightCallHeaders;
+import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightRuntimeException;
 import org.apache.arrow.flight.FlightStatusCode;
+import org.apache.arrow.flight.HeaderCallOption;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
@@ -96,6 +103,12 @@ class TenancyTest {
 
   private LoadRequest load(String name) {
     return new LoadRequest(DatasetSpec.of(name, table.metadataLocation()), true);
+  }
+
+  private static CallOption bearer(String token) {
+    FlightCallHeaders headers = new FlightCallHeaders();
+    headers.insert("authorization", "Bearer " + token);
+    return new HeaderCallOption(headers);
   }
 
   private static void assertDenied(ThrowingCallable call, String... said) {
@@ -198,6 +211,31 @@ class TenancyTest {
       assertDenied(
           () -> scoped.registerJob(JobOptions.builder("outside", "legacy-tenant", 100).build()),
           outside);
+      // Plain Flight's ListFlights, and another caller's job on a dataset out of its scope.
+      try (FlightClient raw = FlightClient.builder(allocator, node.location()).build()) {
+        List<String> flights = new ArrayList<>();
+        raw.listFlights(Criteria.ALL, bearer(SCOPED))
+            .forEach(
+                info ->
+                    flights.add(
+                        new String(
+                            info.getDescriptor().getCommand(),
+                            java.nio.charset.StandardCharsets.UTF_8)));
+        assertThat(flights)
+            .anyMatch(flight -> flight.contains("\"a.events\""))
+            .noneMatch(flight -> flight.contains("legacy-tenant"));
+      }
+      try (FloeClient trainer = client(TRAINER_1)) {
+        trainer.registerJob(JobOptions.builder("outside-job", "legacy-tenant", 100).build());
+        try {
+          assertThat(scoped.listJobs())
+              .extracting(JobStatusReply::job)
+              .doesNotContain("outside-job");
+          assertDenied(() -> scoped.jobStatus("outside-job"), outside);
+        } finally {
+          trainer.dropJob("outside-job");
+        }
+      }
     }
   }
 }
