@@ -56,15 +56,14 @@ public final class Permissions {
   /**
    * {@code dataset}, if the caller's scope reaches it.
    *
-   * @throws RuntimeException PERMISSION_DENIED naming the dataset and the scope
+   * @throws RuntimeException PERMISSION_DENIED naming the dataset, the caller and its scope
    */
-  public static String checkReaches(Caller caller, String dataset, String what) {
+  public static String checkReaches(Caller caller, String dataset) {
     if (!caller.scope().allows(dataset)) {
       throw ErrorCode.PERMISSION_DENIED.exception(
           String.format(
-              "%s of dataset '%s' is outside the scope of '%s' (tenant '%s'), which reaches only"
+              "Dataset '%s' is outside the scope of '%s' (tenant '%s'), which reaches only"
                   + " datasets %s",
-              what,
               io.floe.util.Excerpt.of(dataset),
               caller.name(),
               caller.tenant(),

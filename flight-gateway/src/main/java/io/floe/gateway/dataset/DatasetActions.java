@@ -50,7 +50,7 @@ public final class DatasetActions {
 
   public CompletionStage<byte[]> load(Caller caller, byte[] body) {
     LoadRequest load = reading(() -> LoadRequest.parse(body));
-    Permissions.checkReaches(caller, load.spec().name(), "Loading");
+    Permissions.checkReaches(caller, load.spec().name());
     if (load.latest()) {
       // Refresh a dataset loaded the same way, or load it when there is none.
       return datasets
@@ -70,7 +70,7 @@ public final class DatasetActions {
 
   public CompletionStage<byte[]> refresh(Caller caller, byte[] body) {
     RefreshRequest refresh = reading(() -> RefreshRequest.parse(body));
-    Permissions.checkReaches(caller, refresh.name(), "Refreshing");
+    Permissions.checkReaches(caller, refresh.name());
     return datasets
         .refresh(refresh.name(), null, refresh.untilDone(), caller.requester())
         .thenApply(reply -> refreshed(reply, refresh.untilDone()));
@@ -78,7 +78,7 @@ public final class DatasetActions {
 
   public CompletionStage<byte[]> status(Caller caller, byte[] body) {
     String name = reading(() -> NameRequest.parse(body, Actions.STATUS)).name();
-    Permissions.checkReaches(caller, name, "The status");
+    Permissions.checkReaches(caller, name);
     return datasets
         .status(name)
         .thenApply(
@@ -90,7 +90,7 @@ public final class DatasetActions {
 
   public CompletionStage<byte[]> drop(Caller caller, byte[] body) {
     String name = reading(() -> NameRequest.parse(body, Actions.DROP)).name();
-    Permissions.checkReaches(caller, name, "Dropping");
+    Permissions.checkReaches(caller, name);
     return datasets
         .drop(name, caller.requester())
         .thenApply(
@@ -131,7 +131,7 @@ public final class DatasetActions {
 
   /** Plans a read of a dataset's rows: one endpoint per slice part, at the node holding it. */
   public FlightInfo plan(Caller caller, ReadRequest request, FlightDescriptor descriptor) {
-    Permissions.checkReaches(caller, request.dataset(), "Reading");
+    Permissions.checkReaches(caller, request.dataset());
     DatasetEntity.LayoutReply reply = answers.await(datasets.layout(request.dataset())).value();
     if (!(reply instanceof DatasetEntity.LayoutReply.Found found)) {
       throw answers.notReady(reply.status());

@@ -90,7 +90,7 @@ public final class JobActions {
   /** Registers a job against the dataset's current layout, after checking it can be served. */
   public CompletionStage<byte[]> register(Caller caller, byte[] body) {
     JobSpec spec = reading(() -> JobRequest.parse(body));
-    Permissions.checkReaches(caller, spec.dataset(), "Registering a job");
+    Permissions.checkReaches(caller, spec.dataset());
     return datasets
         .layout(spec.dataset())
         .thenCompose(
@@ -138,7 +138,7 @@ public final class JobActions {
     return jobs.status(asked.job(), asked.epoch())
         .thenApply(
             status -> {
-              Permissions.checkReaches(caller, status.spec().dataset(), "The job status");
+              Permissions.checkReaches(caller, status.spec().dataset());
               return JobStatusReplies.of(status).encode();
             });
   }
@@ -178,7 +178,7 @@ public final class JobActions {
   public FlightInfo plan(Caller caller, JobReadRequest request, FlightDescriptor descriptor) {
     JobLayouts.EpochLayout epoch =
         layouts.forPlan(request.job(), request.epoch(), !request.avoid().isEmpty());
-    Permissions.checkReaches(caller, epoch.job().spec().dataset(), "Reading a job");
+    Permissions.checkReaches(caller, epoch.job().spec().dataset());
     return planner.plan(epoch.job(), epoch.layout(), request, descriptor);
   }
 
