@@ -440,13 +440,32 @@ AUDIENCE = "floe"
 IDENTITY_OPERATOR = "identity-operator-token-0123456789"
 
 
+def identity_node(api: kube.ApiServer, classpath: str, root: Path, account: str, tokens: Path) -> Node:
+    """A node that reviews Kubernetes callers' tokens as ServiceAccount `account` of
+    IDENTITY_NAMESPACE, with its token and the API server's CA where the kubelet would mount them."""
+    mount = root / f"serviceaccount-{account}"
+    mount.mkdir()
+    (mount / "token").write_text(api.run("create", "token", account, "-n", IDENTITY_NAMESPACE,
+                                         "--duration=1h").stdout.strip())
+    shutil.copy(api.ca, mount / "ca.crt")
+    return Node(classpath, root / f"node-{account}.log",
+                settings={"floe.security.auth.tokens-file": str(tokens),
+                          "floe.security.auth.kubernetes.enabled": "true",
+                          "floe.security.auth.kubernetes.audience": AUDIENCE,
+                          "pekko.discovery.kubernetes-api.api-ca-path": str(mount / "ca.crt"),
+                          "pekko.discovery.kubernetes-api.api-token-path": str(mount / "token")},
+                env={"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": str(api.port)})
+
+
 def test_a_node_takes_a_trainers_service_account_token_and_its_namespace_is_the_tenant(
         api, classpath, sample_table, tmp_path):
     """A node whose ServiceAccount may create tokenreviews (system:auth-delegator) authenticates a
     trainer by its own ServiceAccount token minted for Floe's audience (TokenRequest), as the token
     file's `system:serviceaccount:...` line makes it, in its namespace's tenant; a token of another
     audience, or of a ServiceAccount no line names, is refused UNAUTHENTICATED. The trainer's
-    client reads the token from its file (as a pod's projected token), again when it changes."""
+    client reads the token from its file (as a pod's projected token), again when it changes. Once
+    the node's ServiceAccount may no longer review tokens, it refuses a new trainer token
+    UNAUTHENTICATED and logs the permission it lacks."""
     for name in (IDENTITY_NAMESPACE, TEAM):
         namespace(api, name, restricted=False)
     api.apply({"apiVersion": "v1", "kind": "ServiceAccount",
@@ -463,21 +482,10 @@ def test_a_node_takes_a_trainers_service_account_token_and_its_namespace_is_the_
         return api.run("create", "token", account, "-n", namespace_name, "--duration=1h",
                        *(f"--audience={a}" for a in audience)).stdout.strip()
 
-    # What the kubelet mounts for the node's own ServiceAccount.
-    mount = tmp_path / "serviceaccount"
-    mount.mkdir()
-    (mount / "token").write_text(token("floe", IDENTITY_NAMESPACE))
-    shutil.copy(api.ca, mount / "ca.crt")
     tokens = tmp_path / "tokens"
     tokens.write_text(f"operator ops {IDENTITY_OPERATOR}\n"
                       f"reader trainer system:serviceaccount:{TEAM}:trainer\n")
-    node = Node(classpath, tmp_path / "node.log",
-                settings={"floe.security.auth.tokens-file": str(tokens),
-                          "floe.security.auth.kubernetes.enabled": "true",
-                          "floe.security.auth.kubernetes.audience": AUDIENCE,
-                          "pekko.discovery.kubernetes-api.api-ca-path": str(mount / "ca.crt"),
-                          "pekko.discovery.kubernetes-api.api-token-path": str(mount / "token")},
-                env={"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": str(api.port)})
+    node = identity_node(api, classpath, tmp_path, "floe", tokens)
     try:
         node.wait_ready()
         with FloeClient(node.address, token=IDENTITY_OPERATOR) as operator:
@@ -506,5 +514,21 @@ def test_a_node_takes_a_trainers_service_account_token_and_its_namespace_is_the_
                 assert raised.value.floe_code == "UNAUTHENTICATED", why
                 assert said in raised.value.description, why
         assert trainer_token not in node.log.read_text(errors="replace"), "tokens are never logged"
+
+        # Without its binding to system:auth-delegator the API server refuses the node's reviews
+        # (403) once RBAC's caches see the deletion. A fresh token: accepted reviews are cached.
+        api.run("delete", "clusterrolebinding", "floe-identity-token-review")
+        fresh = token("trainer", TEAM, AUDIENCE)
+        deadline = time.monotonic() + 30
+        with FloeClient(node.address, token=fresh, patience=1.0) as caller:
+            while True:
+                with pytest.raises(Unauthenticated) as raised:
+                    caller.list()
+                if "could not be reviewed" in raised.value.description or time.monotonic() > deadline:
+                    break
+        assert "could not be reviewed" in raised.value.description, raised.value.description
+        log = node.log.read_text(errors="replace")
+        assert "HTTP 403" in log and "system:auth-delegator" in log, log[-3000:]
+        assert fresh not in log and trainer_token not in log, "tokens are never logged"
     finally:
         node.stop()
