@@ -190,6 +190,7 @@ class FloeClient:
         }
         self._clients: Dict[str, fl.FlightClient] = {}
         self._nodes: Dict[str, None] = {self.address: None}  # every node seen, in order
+        self._versions: Dict[str, int] = {}  # the protocol version each node asked speaks
         self._lock = threading.Lock()
         self._closed = False
 
@@ -545,9 +546,27 @@ class FloeClient:
         """Plans a shard through any known node; answers (info, node). See :meth:`_plan_any`."""
         return self._plan_any(self._descriptor(dataset, shard_index, shard_count), dataset)
 
-    def _plan_any(self, descriptor: fl.FlightDescriptor, what: str):
+    def _speaks(self, uri: str, version: int) -> bool:
+        """Whether the node at ``uri`` speaks protocol ``version`` or later: asked once (``cluster``)
+        and remembered. A node that cannot be reached raises pyarrow's error, as a plan through it
+        would; an answer without a version is version 1."""
+        with self._lock:
+            known = self._versions.get(uri)
+        if known is None:
+            results = list(self._flight(uri).do_action(fl.Action("cluster", b""), options=self._options()))
+            try:
+                known = int(json.loads(results[0].body.to_pybytes()).get("protocol_version", 1))
+            except (IndexError, ValueError, TypeError, AttributeError):
+                known = 1
+            with self._lock:
+                self._versions[uri] = known
+        return known >= version
+
+    def _plan_any(self, descriptor, what: str):
         """Plans ``descriptor`` through any known node, retrying while that can help; answers
-        (info, node).
+        (info, node). ``descriptor`` is a FlightDescriptor, or a function of the node's URI that
+        makes one the node can read (fields of a later protocol version only for nodes that speak
+        it).
 
         A request error (bad shard, ...) ends it at once. "No dataset" (or "unknown job") ends it
         only when every node that answered said so: a node that is leaving the cluster may no
@@ -560,7 +579,8 @@ class FloeClient:
             unreachable: Optional[BaseException] = None
             for uri in self._known():
                 try:
-                    info = self._flight(uri).get_flight_info(descriptor, options=self._options())
+                    command = descriptor(uri) if callable(descriptor) else descriptor
+                    info = self._flight(uri).get_flight_info(command, options=self._options())
                     self._saw(info)
                     return info, uri
                 except pa.ArrowException as e:
