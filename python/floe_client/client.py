@@ -91,6 +91,34 @@ class Part:
             raise FloeError(f"Unreadable Floe ticket {raw!r}: {e}", code="INTERNAL") from e
 
 
+def _bearer(token: str) -> List[Tuple[bytes, bytes]]:
+    if not token.strip() or any(c.isspace() for c in token):
+        raise ValueError("Invalid token: empty or with whitespace")
+    return [(b"authorization", b"Bearer " + token.encode("ascii"))]
+
+
+class _TokenFile:
+    """A bearer token kept in a file that is renewed in place (a projected ServiceAccount token):
+    read again when its modification time or size changes, looked at on every call (a stat)."""
+
+    def __init__(self, path: Union[str, os.PathLike]):
+        self.path = os.fspath(path)
+        self._lock = threading.Lock()
+        self._seen: Optional[Tuple[int, int]] = None
+        self._headers: List[Tuple[bytes, bytes]] = []
+        self.headers()  # a missing or empty file fails here, not on the first call
+
+    def headers(self) -> List[Tuple[bytes, bytes]]:
+        stat = os.stat(self.path)
+        seen = (stat.st_mtime_ns, stat.st_size)
+        with self._lock:
+            if seen != self._seen:
+                with open(self.path, encoding="ascii") as f:
+                    self._headers = _bearer(f.read().strip())
+                self._seen = seen
+            return self._headers
+
+
 class FloeClient:
     """A handle on a Floe cluster through one of its nodes.
 
@@ -113,6 +141,10 @@ class FloeClient:
         defaults to the ``FLOE_TOKEN`` environment variable. Nodes without anonymous callers
         refuse calls without a known token (:class:`~floe_client.errors.Unauthenticated`), and a reader's
         token cannot load or drop (:class:`~floe_client.errors.Unauthorized`).
+    :param token_file: instead of ``token``, a file holding it, read again whenever it changes:
+        a Kubernetes pod's projected ServiceAccount token, which the kubelet renews before it
+        expires (docs/security.md, "Kubernetes callers"); defaults to the ``FLOE_TOKEN_FILE``
+        environment variable when no token is given.
     """
 
     def __init__(
@@ -124,6 +156,7 @@ class FloeClient:
         queue_batches: int = 4,
         timeout: Optional[float] = None,
         token: Optional[str] = None,
+        token_file: Union[str, os.PathLike, None] = None,
         tls_root_certs: Union[str, bytes, os.PathLike, None] = None,
         cert_chain: Union[str, bytes, os.PathLike, None] = None,
         private_key: Union[str, bytes, os.PathLike, None] = None,
@@ -137,10 +170,13 @@ class FloeClient:
         self.prefetch = prefetch
         self.queue_batches = queue_batches
         self.timeout = timeout
-        token = token if token is not None else os.environ.get("FLOE_TOKEN") or None
-        if token is not None and (not token.strip() or any(c.isspace() for c in token)):
-            raise ValueError("Invalid token: empty or with whitespace")
-        self._headers = [(b"authorization", b"Bearer " + token.encode("ascii"))] if token else None
+        if token is not None and token_file is not None:
+            raise ValueError("token and token_file exclude each other")
+        token = token if token is not None or token_file is not None else os.environ.get("FLOE_TOKEN") or None
+        if token is None and token_file is None and os.environ.get("FLOE_TOKEN_FILE"):
+            token_file = os.environ["FLOE_TOKEN_FILE"]
+        self._token_file = _TokenFile(token_file) if token_file is not None else None
+        self._headers = _bearer(token) if token else None
         if (cert_chain is None) != (private_key is None):
             raise ValueError("cert_chain and private_key go together (mutual TLS)")
         if tls_root_certs is None and os.environ.get("FLOE_TLS_CA_FILE"):
@@ -202,9 +238,8 @@ class FloeClient:
 
     def _options(self, timeout: bool = True) -> fl.FlightCallOptions:
         """Options for a call: the token's header, and the timeout of actions and plans."""
-        return fl.FlightCallOptions(
-            timeout=self.timeout if timeout and self.timeout else None, headers=self._headers
-        )
+        headers = self._token_file.headers() if self._token_file is not None else self._headers
+        return fl.FlightCallOptions(timeout=self.timeout if timeout and self.timeout else None, headers=headers)
 
     def close(self) -> None:
         """Closes every connection the client opened."""

@@ -3,6 +3,7 @@ package io.floe.dataset;
 import io.floe.dataset.DatasetEntity.Command;
 import io.floe.dataset.DatasetEntity.LoadReply;
 import io.floe.spec.DatasetSpec;
+import io.floe.tenant.Owner;
 import io.floe.util.Excerpt;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -24,6 +25,7 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
 final class PlanningDataset extends AbstractBehavior<Command> {
   private final DatasetContext dataset;
   private final DatasetSpec spec;
+  private final Owner owner;
   private final long generation;
   private final long requestedAtNanos = System.nanoTime();
   private final Map<String, Set<String>> holders;
@@ -35,21 +37,24 @@ final class PlanningDataset extends AbstractBehavior<Command> {
   private PlanningDataset(
       DatasetContext dataset,
       DatasetSpec spec,
+      Owner owner,
       long generation,
       Map<String, Set<String>> holders,
       List<Long> retainedSnapshots) {
     super(dataset.actor());
     this.dataset = dataset;
     this.spec = spec;
+    this.owner = owner;
     this.generation = generation;
     this.holders = holders;
     this.retainedSnapshots = retainedSnapshots;
   }
 
-  /** A new load of {@code spec}; its slice ids carry {@code generation}. */
-  static PlanningDataset start(DatasetContext dataset, DatasetSpec spec, long generation) {
+  /** A new load of {@code spec} owned by {@code owner}; its slice ids carry {@code generation}. */
+  static PlanningDataset start(
+      DatasetContext dataset, DatasetSpec spec, Owner owner, long generation) {
     PlanningDataset planning =
-        new PlanningDataset(dataset, spec, generation, new LinkedHashMap<>(), List.of());
+        new PlanningDataset(dataset, spec, owner, generation, new LinkedHashMap<>(), List.of());
     planning.plan(spec, true);
     return planning;
   }
@@ -67,7 +72,12 @@ final class PlanningDataset extends AbstractBehavior<Command> {
     record.holders().forEach((job, fps) -> holders.put(job, new HashSet<>(fps)));
     PlanningDataset planning =
         new PlanningDataset(
-            dataset, record.spec(), record.generation(), holders, record.retainedSnapshots());
+            dataset,
+            record.spec(),
+            record.owner(),
+            record.generation(),
+            holders,
+            record.retainedSnapshots());
     planning.plan(record.pinnedSpec(), false);
     return planning;
   }
@@ -82,13 +92,24 @@ final class PlanningDataset extends AbstractBehavior<Command> {
         (plan, failure) -> new DatasetEntity.Planned(generation, plan, failure));
   }
 
-  /** A load of a name that has no dataset (absent or failed): its spec under a new generation. */
+  /**
+   * A load of a name that has no dataset (absent or failed): its spec under a new generation, owned
+   * by the requester.
+   */
   static Behavior<Command> load(DatasetContext dataset, DatasetEntity.Load load) {
-    return start(dataset, load.spec(), System.currentTimeMillis()).take(load);
+    return start(dataset, load.spec(), load.requester().owner(), System.currentTimeMillis())
+        .take(load);
   }
 
-  /** Takes a load: the same spec waits for the plan (or READY), another is refused. */
+  /**
+   * Takes a load: the same spec waits for the plan (or READY), another is refused, and so is any
+   * from outside the owner's tenant.
+   */
   Behavior<Command> take(DatasetEntity.Load load) {
+    if (DatasetEntity.refused(
+        dataset.name(), owner, load.requester(), "load over", status(), load.replyTo())) {
+      return this;
+    }
     if (!load.spec().equals(spec)) {
       dataset.refuseOtherSpec(load.spec(), spec, status(), load.replyTo());
     } else if (load.untilReady()) {
@@ -145,7 +166,8 @@ final class PlanningDataset extends AbstractBehavior<Command> {
                   "Planning dataset '" + dataset.name() + "'",
                   planned.failure()),
               null,
-              null);
+              null,
+              owner);
       dataset.forgetRecord();
       failed.refuse(waitingForPlan);
       failed.refuse(waitingForReady);
@@ -156,6 +178,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
         new ServingDataset(
             dataset,
             spec,
+            owner,
             generation,
             requestedAtNanos,
             new DatasetVersion(planned.plan(), spec.replicas()),
@@ -169,6 +192,10 @@ final class PlanningDataset extends AbstractBehavior<Command> {
   }
 
   private Behavior<Command> onRefresh(DatasetEntity.Refresh refresh) {
+    if (DatasetEntity.refused(
+        dataset.name(), owner, refresh.requester(), "refresh", status(), refresh.replyTo())) {
+      return this;
+    }
     if (refresh.spec() != null
         && !refresh.spec().withSnapshotId(null).equals(spec.withSnapshotId(null))) {
       dataset.refuseOtherSpec(refresh.spec(), spec, status(), refresh.replyTo());
@@ -180,6 +207,10 @@ final class PlanningDataset extends AbstractBehavior<Command> {
   }
 
   private Behavior<Command> onDrop(DatasetEntity.Drop drop) {
+    if (DatasetEntity.refused(
+        dataset.name(), owner, drop.requester(), "drop", status(), drop.replyTo())) {
+      return this;
+    }
     return dataset.drop(drop, status(), List.of(waitingForPlan, waitingForReady), waitingForSpecs);
   }
 
@@ -197,6 +228,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
         null,
         null,
         null,
-        List.of());
+        List.of(),
+        owner);
   }
 }
