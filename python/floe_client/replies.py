@@ -116,6 +116,7 @@ class DatasetStatus:
     stale: bool = False
     dropped: bool = False
     owner: Optional[Owner] = None
+    replicas: int = 1  # nodes holding each slice; 0 for ABSENT, 1 from nodes that predate replicas
 
     @classmethod
     def of(cls, reply: dict) -> "DatasetStatus":
@@ -128,6 +129,7 @@ class DatasetStatus:
             retained_layouts=[RetainedLayout.of(layout) for layout in reply.get("retained_layouts") or []],
             stale=reply.get("stale", False), dropped=reply.get("dropped", False),
             owner=Owner.of(reply.get("owner")),
+            replicas=int(reply.get("replicas", 0 if reply.get("state") == "ABSENT" else 1)),
         )
 
     @property
@@ -197,6 +199,7 @@ class JobStatus:
     settings: Dict[str, object] = field(default_factory=dict)
     dropped: bool = False
     owner: Optional[Owner] = None
+    replicas: int = 1  # nodes holding each slice; 0 for ABSENT, 1 from nodes that predate replicas
 
     # The job's settings as register_job took them: kept whole in ``settings``.
     _SETTINGS = ("seed", "shuffle", "columns", "tail", "block_rows", "window_blocks", "run_rows", "lease_timeout_ms", "pin_layout")
@@ -213,6 +216,7 @@ class JobStatus:
             settings={k: reply[k] for k in cls._SETTINGS if k in reply},
             dropped=reply.get("dropped", False),
             owner=Owner.of(reply.get("owner")),
+            replicas=int(reply.get("replicas", 0 if reply.get("state") == "ABSENT" else 1)),
         )
 
 

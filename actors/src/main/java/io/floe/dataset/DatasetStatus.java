@@ -17,6 +17,7 @@ import java.util.List;
  * @param retained older layouts kept for the jobs that still read them
  * @param owner who loaded it (null for a dataset loaded before owners were kept, and for an absent
  *     one)
+ * @param replicas how many nodes hold each slice (0 for an absent dataset)
  */
 public record DatasetStatus(
     String name,
@@ -32,7 +33,8 @@ public record DatasetStatus(
     java.util.Map<String, Integer> decoders,
     RefreshReport refresh,
     List<RetainedLayout> retained,
-    Owner owner)
+    Owner owner,
+    int replicas)
     implements CborSerializable {
   public DatasetStatus {
     retained = retained == null ? List.of() : List.copyOf(retained);
@@ -58,12 +60,27 @@ public record DatasetStatus(
         null,
         null,
         List.of(),
-        record.owner());
+        record.owner(),
+        record.spec().replicas());
   }
 
   public static DatasetStatus absent(String name) {
     return new DatasetStatus(
-        name, null, DatasetState.ABSENT, 0, 0, 0, 0, null, null, null, null, null, List.of(), null);
+        name,
+        null,
+        DatasetState.ABSENT,
+        0,
+        0,
+        0,
+        0,
+        null,
+        null,
+        null,
+        null,
+        null,
+        List.of(),
+        null,
+        0);
   }
 
   /**

@@ -120,6 +120,7 @@ final class FailedDataset extends AbstractBehavior<Command> {
         null,
         refresh,
         List.of(),
-        owner);
+        owner,
+        spec.replicas());
   }
 }

@@ -229,6 +229,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
         null,
         null,
         List.of(),
-        owner);
+        owner,
+        spec.replicas());
   }
 }

@@ -684,6 +684,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
         current.decoders(),
         refresh,
         kept,
-        owner);
+        owner,
+        spec.replicas());
   }
 }

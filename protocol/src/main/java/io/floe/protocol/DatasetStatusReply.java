@@ -27,6 +27,7 @@ import java.util.TreeMap;
  * @param stale the node answered from the last status it had: the dataset's entity is moving
  * @param dropped the answer to {@code drop}: the status the dataset had
  * @param owner the tenant (and caller) that loaded it; null for an ABSENT dataset
+ * @param replicas how many nodes hold each slice (0 for an ABSENT dataset)
  */
 public record DatasetStatusReply(
     String name,
@@ -44,7 +45,8 @@ public record DatasetStatusReply(
     ErrorReply error,
     boolean stale,
     boolean dropped,
-    Owner owner) {
+    Owner owner,
+    int replicas) {
   private static final String WHAT = "dataset status";
 
   /** A dataset's state; ABSENT answers a name no dataset has. */
@@ -95,7 +97,8 @@ public record DatasetStatusReply(
         error,
         true,
         dropped,
-        owner);
+        owner,
+        replicas);
   }
 
   /** This status as {@code drop} answers it: the status the dataset had. */
@@ -116,7 +119,8 @@ public record DatasetStatusReply(
         error,
         stale,
         true,
-        owner);
+        owner,
+        replicas);
   }
 
   public byte[] encode() {
@@ -198,6 +202,9 @@ public record DatasetStatusReply(
       node.set("error", error.encode());
     }
     Owners.put(node, owner);
+    if (replicas > 0) {
+      node.put("replicas", replicas);
+    }
     if (stale) {
       node.put("stale", true);
     }
@@ -236,7 +243,9 @@ public record DatasetStatusReply(
         error == null ? null : ErrorReply.parse(error, WHAT + " error"),
         fields.optionalBoolean("stale", false),
         fields.optionalBoolean("dropped", false),
-        Owners.parse(node, WHAT));
+        Owners.parse(node, WHAT),
+        // Absent from nodes of before replicas (one copy) and for an ABSENT dataset (none).
+        fields.optionalInt("replicas", known == State.ABSENT ? 0 : 1));
   }
 
   private static TableSource source(ObjectNode node) {

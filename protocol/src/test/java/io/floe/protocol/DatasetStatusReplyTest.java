@@ -34,7 +34,8 @@ class DatasetStatusReplyTest {
           null,
           false,
           false,
-          new io.floe.tenant.Owner("team-a", "ops"));
+          new io.floe.tenant.Owner("team-a", "ops"),
+          2);
 
   private static final DatasetStatusReply FAILED =
       new DatasetStatusReply(
@@ -53,7 +54,8 @@ class DatasetStatusReplyTest {
           new ErrorReply("RESOURCE_EXHAUSTED", "slice 'big/1' of dataset 'big': memory limit"),
           true,
           true,
-          io.floe.tenant.Owner.LEGACY);
+          io.floe.tenant.Owner.LEGACY,
+          1);
 
   @Test
   void everyFieldRoundTrips() {
@@ -77,7 +79,8 @@ class DatasetStatusReplyTest {
                 null,
                 false,
                 false,
-                null))) {
+                null,
+                0))) {
       assertThat(DatasetStatusReply.parse(status.encode())).isEqualTo(status);
     }
     assertThat(DatasetStatusReply.parseList(DatasetStatusReply.encodeList(List.of(FULL, FAILED))))
@@ -100,6 +103,7 @@ class DatasetStatusReplyTest {
         .contains("\"refresh\":{\"state\":\"FAILED\",\"from_snapshot\":6911,\"to_snapshot\":7404")
         .contains("\"retained_layouts\":[{\"snapshot_id\":6911,\"fingerprint\":")
         .contains("\"owner\":{\"tenant\":\"team-a\",\"caller\":\"ops\"}")
+        .contains("\"replicas\":2")
         .doesNotContain("stale")
         .doesNotContain("dropped");
   }

@@ -40,7 +40,8 @@ final class StatusReplies {
         false,
         false,
         // A dataset loaded before owners were kept is the default tenant's (Owner.LEGACY).
-        status.state() == DatasetState.ABSENT ? null : Owner.orLegacy(status.owner()));
+        status.state() == DatasetState.ABSENT ? null : Owner.orLegacy(status.owner()),
+        status.replicas());
   }
 
   /** A switch, not valueOf: a state added to the entity fails the build until the wire has it. */
