@@ -58,7 +58,7 @@ class Scenario:
     key: str
     label: str
     mode: str  # deterministic | dynamic
-    victim: str  # slices | entity | oldest
+    victim: str  # slices | entity | oldest | dataset
     signal: int
     java_options: Sequence[str] = ()
     replicas: int = 1
@@ -74,6 +74,11 @@ SCENARIOS = (
     Scenario(
         "kill-oldest-replicas", "SIGKILL, oldest node, deterministic, replicas 2", "deterministic", "oldest",
         signal.SIGKILL, replicas=2,
+    ),
+    # The dataset's own entity dies too: it starts again elsewhere and plans its slices again.
+    Scenario(
+        "kill-dataset-replicas", "SIGKILL, dataset entity's node, deterministic, replicas 2", "deterministic",
+        "dataset", signal.SIGKILL, replicas=2,
     ),
     Scenario("kill-entity", "SIGKILL, job entity's node, dynamic", "dynamic", "entity", signal.SIGKILL),
     Scenario("term-slices", "SIGTERM, node with most slices, deterministic", "deterministic", "slices", signal.SIGTERM),
@@ -148,6 +153,14 @@ class Cluster:
     def by_address(self, address: str) -> FloeNode:
         return next(n for n in self.nodes if n.address == address)
 
+    def dataset_holder(self) -> FloeNode:
+        """The node of the dataset's entity: the one that logged its READY."""
+        needle = f"Dataset '{DATASET}' READY"
+        holders = [n for n in self.nodes if needle in n.log.read_text(errors="replace")]
+        if len(holders) != 1:
+            raise RuntimeError(f"{len(holders)} nodes say they hold dataset {DATASET}'s entity")
+        return holders[0]
+
     def entity_holder(self, job: str) -> FloeNode:
         needle = f"Job '{job}' registered on dataset"
         holders = [n for n in self.nodes if needle in n.log.read_text(errors="replace")]
@@ -183,6 +196,8 @@ def run(scenario: Scenario, table, log_root: Path) -> Outcome:
             victim = cluster.by_address(holders.most_common(1)[0][0])
         elif scenario.victim == "oldest":
             victim = cluster.nodes[0]  # the seed, started and joined first
+        elif scenario.victim == "dataset":
+            victim = cluster.dataset_holder()
         else:
             victim = cluster.entity_holder(spec.job)
         entry = next(n for n in cluster.nodes if n is not victim)

@@ -29,8 +29,8 @@ import org.apache.pekko.cluster.sharding.typed.javadsl.EntityRef;
  * entity is moving (its node left or died and sharding has not placed it again yet), asks to it
  * wait; after {@link #PATIENCE} the gateway answers status and layout from the last answer it had,
  * marked stale, so that readers and operators keep getting answers. Readers that plan from a stale
- * layout and find a slice gone plan again. A reader failing over from a node it could not reach
- * asks with a shorter patience: the layout it needs is the one it had, with the standbys it names.
+ * layout and find a slice gone plan again. Job plans ask with a shorter patience: the layout an
+ * epoch reads is the one the node had, and its slices' copies are on the nodes it names.
  */
 public final class DatasetQueries {
   public static final Duration PATIENCE = Duration.ofSeconds(3);
@@ -89,8 +89,8 @@ public final class DatasetQueries {
 
   /**
    * The layout, or the last one known if the dataset's entity does not answer within {@code
-   * patience}: a reader switching to the standbys of a node it could not reach asks so, since the
-   * cluster may not have noticed that node's death yet and the dataset's entity may live there.
+   * patience}: job plans ask so, since the cluster may not have noticed a node's death yet and the
+   * dataset's entity may live there.
    */
   public CompletionStage<Answer<DatasetEntity.LayoutReply>> layout(String name, Duration patience) {
     return remembered(

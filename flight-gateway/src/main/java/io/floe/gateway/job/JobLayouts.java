@@ -20,8 +20,13 @@ final class JobLayouts {
   /** A job as its epoch reads it: its status and the layout of that epoch, as placed now. */
   record EpochLayout(JobStatus job, DatasetLayout layout) {}
 
-  /** How long a failing-over plan waits for entities before using what this node last heard. */
-  static final java.time.Duration FAILOVER_PATIENCE = java.time.Duration.ofMillis(300);
+  /**
+   * How long a plan waits for the job's and dataset's entities before using what this node last
+   * heard from them. Short: the first plan after a node died knows nothing of it yet, and the
+   * entities may have lived there; what an epoch reads does not change, and a layout whose slices
+   * moved since is refused by the serving node (SLICE_NOT_HELD) and planned again.
+   */
+  static final java.time.Duration PLAN_PATIENCE = java.time.Duration.ofMillis(300);
 
   private final DatasetQueries datasets;
   private final JobQueries jobs;
@@ -37,17 +42,15 @@ final class JobLayouts {
 
   /**
    * The layout epoch {@code epoch} of {@code job} reads, with where its slices are now (planning
-   * needs that, so it comes from the dataset, not this node's copy). For a reader that could not
-   * reach a node ({@code failingOver}), the job's and dataset's entities get {@link
-   * #FAILOVER_PATIENCE} to answer before the last answers this node had are used, since they may
-   * live on the node that died; otherwise they get {@link DatasetQueries#PATIENCE}.
+   * needs that, so it comes from the dataset, not this node's copy). The entities get {@link
+   * #PLAN_PATIENCE} to answer before the last answers this node had are used.
    */
-  EpochLayout forPlan(String job, long epoch, boolean failingOver) {
-    java.time.Duration patience = failingOver ? FAILOVER_PATIENCE : DatasetQueries.PATIENCE;
-    JobStatus status = answers.await(jobs.statusForPlan(job, epoch, patience));
+  EpochLayout forPlan(String job, long epoch) {
+    JobStatus status = answers.await(jobs.statusForPlan(job, epoch, PLAN_PATIENCE));
     String dataset = status.spec().dataset();
     String fingerprint = status.layout().fingerprint();
-    DatasetEntity.LayoutReply serving = answers.await(datasets.layout(dataset, patience)).value();
+    DatasetEntity.LayoutReply serving =
+        answers.await(datasets.layout(dataset, PLAN_PATIENCE)).value();
     DatasetLayout layout =
         serving instanceof DatasetEntity.LayoutReply.Found found
                 && found.layout().fingerprint().equals(fingerprint)

@@ -87,9 +87,9 @@ final class JobQueries {
 
   /**
    * A job's status for planning an epoch's read, or the last one this node had for that epoch if
-   * the job's entity does not answer within {@code patience}: a reader failing over asks so, since
-   * the entity may live on the node that died and what an epoch reads does not change. A job
-   * dropped meanwhile still fails at once (its entity answers that).
+   * the job's entity does not answer within {@code patience} (it may live on a node that died):
+   * what an epoch reads does not change. A job dropped meanwhile still fails at once (its entity
+   * answers that).
    */
   CompletionStage<JobStatus> statusForPlan(String id, long epoch, Duration patience) {
     String key = id + '\n' + epoch;
