@@ -148,14 +148,19 @@ final class RowGather implements AutoCloseable {
         target.setInitialCapacity(Math.max(1, count));
         target.allocateNew();
         FieldVector[] sources = columnViews[c];
-        if (target instanceof BaseFixedWidthVector && count > 0) {
-          // Capacity is already count: no per-value capacity checks needed.
-          for (int i = 0; i < count; i++) {
-            target.copyFrom(indexIn[i], i, sources[source[i]]);
-          }
-        } else {
-          for (int i = 0; i < count; i++) {
-            target.copyFromSafe(indexIn[i], i, sources[source[i]]);
+        // Arrow copies a nested value through its source vector's one reader (copyFrom moves it
+        // to the row), so two gathers of this stream running at once must not copy a column from
+        // the same views together: they take turns, column by column.
+        synchronized (sources) {
+          if (target instanceof BaseFixedWidthVector && count > 0) {
+            // Capacity is already count: no per-value capacity checks needed.
+            for (int i = 0; i < count; i++) {
+              target.copyFrom(indexIn[i], i, sources[source[i]]);
+            }
+          } else {
+            for (int i = 0; i < count; i++) {
+              target.copyFromSafe(indexIn[i], i, sources[source[i]]);
+            }
           }
         }
         target.setValueCount(count);
