@@ -121,6 +121,12 @@ public final class DatasetEntity {
    */
   record Planned(long generation, ScanPlan plan, Throwable failure) implements Command {}
 
+  /**
+   * The data nodes' memory decided a queued load of {@code generation}: admitted ({@code refusal}
+   * null) or refused, and why.
+   */
+  record AdmissionDecided(long generation, String refusal) implements Command {}
+
   /** The plan of the table's newest snapshot, for a refresh. */
   record RefreshPlanned(long generation, ScanPlan plan, Throwable failure) implements Command {}
 

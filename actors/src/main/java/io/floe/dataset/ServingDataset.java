@@ -65,6 +65,12 @@ final class ServingDataset extends AbstractBehavior<Command> {
   private RefreshReport refresh;
   private long refreshStartedNanos;
 
+  /**
+   * Whether the load may still hold a memory reservation (a new load's, until every slice answered
+   * once: then its memory is in the node's figures).
+   */
+  private boolean admissionHeld = true;
+
   ServingDataset(
       DatasetContext dataset,
       DatasetSpec spec,
@@ -130,7 +136,12 @@ final class ServingDataset extends AbstractBehavior<Command> {
         .onMessage(DatasetEntity.AskMissing.class, ask -> onAskMissing())
         .onMessage(DatasetEntity.Drop.class, this::onDrop)
         .onMessage(DatasetEntity.RecordWritten.class, dataset::written)
-        .onMessage(DatasetEntity.Stop.class, stop -> Behaviors.stopped())
+        .onMessage(
+            DatasetEntity.Stop.class,
+            stop -> {
+              releaseAdmission();
+              return Behaviors.stopped();
+            })
         // A plan of an earlier load: not this one's.
         .onMessage(Command.class, ignored -> this)
         .build();
@@ -150,6 +161,9 @@ final class ServingDataset extends AbstractBehavior<Command> {
    */
   private Behavior<Command> settled() {
     DatasetState now = state();
+    if (now != DatasetState.LOADING) {
+      releaseAdmission();
+    }
     if (now != shown) {
       if (now == DatasetState.READY) {
         boolean first = secondsToReady == null;
@@ -477,6 +491,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
   /** A slice of the serving layout failed: every slice is freed and the dataset FAILED. */
   private Behavior<Command> fail(Failure why) {
     releaseAll();
+    releaseAdmission();
     dataset.forgetRecord();
     dataset.askMissing(false);
     FailedDataset failed = new FailedDataset(dataset, spec, why, secondsToReady, refresh);
@@ -484,6 +499,14 @@ final class ServingDataset extends AbstractBehavior<Command> {
     failed.refuse(waitingForRefresh);
     waitingForSpecs.forEach(DatasetEntity::notWanted);
     return failed;
+  }
+
+  /** Ends the load's memory reservation, once; loads waiting for memory are decided again. */
+  private void releaseAdmission() {
+    if (admissionHeld) {
+      admissionHeld = false;
+      dataset.releaseAdmission(generation);
+    }
   }
 
   /** Frees every slice of every version now (drop or failure). */
@@ -630,6 +653,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
   private Behavior<Command> onDrop(DatasetEntity.Drop drop) {
     DatasetStatus last = status();
     releaseAll();
+    releaseAdmission();
     return dataset.drop(drop, last, List.of(waitingForReady, waitingForRefresh), waitingForSpecs);
   }
 
