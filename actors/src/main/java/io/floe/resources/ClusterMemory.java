@@ -2,6 +2,7 @@ package io.floe.resources;
 
 import io.floe.iceberg.MemoryNeed;
 import io.floe.util.Preconditions;
+import io.floe.util.Sizes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -209,7 +210,7 @@ public final class ClusterMemory {
             shortage,
             reserved.size(),
             reserved.size() == 1 ? "" : "s",
-            bytes(reservations),
+            Sizes.readable(reservations),
             duration(waitTimeout)));
   }
 
@@ -302,8 +303,8 @@ public final class ClusterMemory {
                     String.format(
                         "%s %s free of its %s memory limit",
                         node.getKey(),
-                        bytesExactly(node.getValue().free()),
-                        bytes(node.getValue().limit())))
+                        Sizes.exactly(node.getValue().free()),
+                        Sizes.readable(node.getValue().limit())))
             .collect(Collectors.joining(", "));
     int count = figures.nodes().size();
     return String.format(
@@ -314,19 +315,19 @@ public final class ClusterMemory {
             + " (floe.memory.limit, FLOE_MEMORY_LIMIT). Drop datasets, load fewer columns or"
             + " rows, or add nodes or memory",
         dataset,
-        bytesExactly(need.total()),
-        bytes(need.bytes()),
+        Sizes.exactly(need.total()),
+        Sizes.readable(need.bytes()),
         need.rows(),
-        bytes(need.transientBytes()),
+        Sizes.readable(need.transientBytes()),
         need.slicesAtOnce(),
         need.slicesAtOnce() == 1 ? "" : "s",
         need.slicesAtOnce() == 1 ? "s" : "",
-        bytes(need.sliceBytes()),
-        bytes(need.batchBytes()),
+        Sizes.readable(need.sliceBytes()),
+        Sizes.readable(need.batchBytes()),
         count,
         count == 1 ? "" : "s",
         count == 1 ? "s" : "ve",
-        bytesExactly(figures.free()),
+        Sizes.exactly(figures.free()),
         each);
   }
 
@@ -342,26 +343,6 @@ public final class ClusterMemory {
               }
             });
     return up;
-  }
-
-  /** A size both ways: {@code 300.0 MiB (314,572,800 bytes)}. */
-  static String bytesExactly(long bytes) {
-    return String.format("%s (%,d bytes)", bytes(bytes), bytes);
-  }
-
-  /** A size as people read it: 1.5 GiB, 300.0 MiB, 12 KiB. */
-  static String bytes(long bytes) {
-    String[] units = {"KiB", "MiB", "GiB", "TiB"};
-    if (bytes < 1024) {
-      return bytes + " B";
-    }
-    double value = bytes;
-    int unit = -1;
-    while (value >= 1024 && unit < units.length - 1) {
-      value /= 1024;
-      unit++;
-    }
-    return String.format("%.1f %s", value, units[unit]);
   }
 
   /**
