@@ -195,8 +195,8 @@ public final class SliceLoader {
         new OutOfMemoryException(
             String.format(
                 "The node's Arrow memory is full: this slice %s while decoding, and the node has"
-                    + " %s free now, %s of its %s limit held (floe.memory.limit,"
-                    + " FLOE_MEMORY_LIMIT) by slices, loads in flight and streams; drop datasets,"
+                    + " %s free now, %s of its %s memory limit held"
+                    + " (floe.memory.limit, FLOE_MEMORY_LIMIT) by slices, loads in flight and streams; drop datasets,"
                     + " load fewer columns or rows, or give the nodes more memory (Arrow: %s)",
                 needed,
                 Sizes.exactly(Math.max(0, limit - held)),
