@@ -81,7 +81,7 @@ final class DatasetContext {
     return sliceReplies;
   }
 
-  /** Slices asked to load at once while a version loads. */
+  /** Slices asked to load at once while a version loads (unless its admission allowed fewer). */
   int loadsAtOnce() {
     return planning.loadsPerDataset();
   }
@@ -118,11 +118,11 @@ final class DatasetContext {
             need,
             decided ->
                 self.tell(
-                    new DatasetEntity.AdmissionDecided(
-                        generation,
-                        decided instanceof ClusterMemory.Admission.Refused refused
-                            ? refused.reason()
-                            : null)));
+                    decided instanceof ClusterMemory.Admission.Admitted admitted
+                        ? DatasetEntity.AdmissionDecided.admitted(
+                            generation, admitted.need().slicesAtOnce())
+                        : DatasetEntity.AdmissionDecided.refused(
+                            generation, ((ClusterMemory.Admission.Refused) decided).reason())));
   }
 
   /**

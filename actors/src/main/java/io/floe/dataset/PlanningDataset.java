@@ -168,7 +168,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
               DatasetEntity.LOG, "Planning dataset '" + dataset.name() + "'", planned.failure()));
     }
     if (!admit) {
-      return serve(planned.plan());
+      return serve(planned.plan(), dataset.loadsAtOnce());
     }
     ClusterMemory.Admission admission = dataset.admit(planned.plan(), generation);
     if (admission instanceof ClusterMemory.Admission.Refused refused) {
@@ -183,7 +183,13 @@ final class PlanningDataset extends AbstractBehavior<Command> {
       waitingForPlan.clear();
       return this;
     }
-    return serve(planned.plan());
+    ClusterMemory.Admission.Admitted admitted = (ClusterMemory.Admission.Admitted) admission;
+    return serve(planned.plan(), slicesAtOnce(admitted.need().slicesAtOnce()));
+  }
+
+  /** The slices to load at once as admitted: fewer than configured when only that fit. */
+  private int slicesAtOnce(int admitted) {
+    return admitted > 0 ? Math.min(admitted, dataset.loadsAtOnce()) : dataset.loadsAtOnce();
   }
 
   private Behavior<Command> onAdmissionDecided(DatasetEntity.AdmissionDecided decided) {
@@ -193,8 +199,11 @@ final class PlanningDataset extends AbstractBehavior<Command> {
     if (decided.refusal() != null) {
       return fail(new Failure(FailureKind.RESOURCE_EXHAUSTED, decided.refusal()));
     }
-    DatasetEntity.LOG.info("Dataset '{}' admitted: loads in flight made room", dataset.name());
-    return serve(waitingForMemory);
+    DatasetEntity.LOG.info(
+        "Dataset '{}' admitted ({} slices at once): loads in flight made room",
+        dataset.name(),
+        decided.slicesAtOnce());
+    return serve(waitingForMemory, slicesAtOnce(decided.slicesAtOnce()));
   }
 
   private Behavior<Command> fail(Failure why) {
@@ -206,7 +215,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
     return failed;
   }
 
-  private Behavior<Command> serve(ScanPlan plan) {
+  private Behavior<Command> serve(ScanPlan plan, int slicesAtOnce) {
     ServingDataset serving =
         new ServingDataset(
             dataset,
@@ -214,6 +223,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
             generation,
             requestedAtNanos,
             new DatasetVersion(plan),
+            slicesAtOnce,
             holders,
             retainedSnapshots,
             waitingForReady,

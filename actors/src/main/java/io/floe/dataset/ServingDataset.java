@@ -41,6 +41,12 @@ final class ServingDataset extends AbstractBehavior<Command> {
   /** The version readers plan with (or the first one, while it loads). */
   private DatasetVersion current;
 
+  /**
+   * Slices of the first version loading at once: as many as its admission reserved memory for
+   * ({@code floe.load.per-dataset} unless only fewer fit).
+   */
+  private final int firstLoadAtOnce;
+
   /** A refresh's version while its new slices load; null when no refresh runs. */
   private DatasetVersion next;
 
@@ -77,6 +83,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
       long generation,
       long requestedAtNanos,
       DatasetVersion current,
+      int firstLoadAtOnce,
       Map<String, Set<String>> holders,
       List<Long> retainedSnapshots,
       List<ActorRef<LoadReply>> waitingForReady,
@@ -87,6 +94,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
     this.generation = generation;
     this.requestedAtNanos = requestedAtNanos;
     this.current = current;
+    this.firstLoadAtOnce = firstLoadAtOnce;
     this.holders = holders;
     this.waitingForReady = waitingForReady;
     this.waitingForSpecs = waitingForSpecs;
@@ -110,7 +118,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
               new DatasetEntity.RetainedPlanned(generation, snapshot, plan, failure));
     }
     answerWaitingSpecs();
-    dispatch(current, dataset.loadsAtOnce());
+    dispatch(current, firstLoadAtOnce);
     return settled();
   }
 
@@ -480,7 +488,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
     for (DatasetVersion version : versions()) {
       version.loaded(loaded);
     }
-    dispatch(current, dataset.loadsAtOnce());
+    dispatch(current, firstLoadAtOnce);
     if (next != null) {
       dispatch(next, dataset.loadsAtOnce());
     }

@@ -34,13 +34,14 @@ import org.apache.pekko.cluster.typed.Cluster;
  *
  * <p>A new load is admitted when all it needs ({@link MemoryNeed}: what its slices hold once loaded
  * and what those decoding at once take on top) fits in the data nodes' free memory less what loads
- * admitted before it reserved. The reservation lasts until the load has every slice (or failed, or
- * was dropped), when its memory is in the figures. A load that does not fit while others are in
- * flight waits in a queue (at most {@code queueLength} loads, each at most {@code waitTimeout}) and
- * is decided again each time one of them ends; one that does not fit with none in flight, or could
- * not fit even if they all gave their memory back, is refused at once with what it needs and what
- * is free. So of loads started together, those that fit one after another are admitted and the rest
- * refused, whatever the order their slices would have raced in.
+ * admitted before it reserved; with fewer of its slices decoding at once (at least one) when only
+ * that fits. The reservation lasts until the load has every slice (or failed, or was dropped), when
+ * its memory is in the figures. A load that does not fit while others are in flight waits in a
+ * queue (at most {@code queueLength} loads, each at most {@code waitTimeout}) and is decided again
+ * each time one of them ends; one that does not fit with none in flight, or could not fit even if
+ * they all gave their memory back, is refused at once with what it needs and what is free. So of
+ * loads started together, those that fit one after another are admitted and the rest refused,
+ * whatever the order their slices would have raced in.
  *
  * <p>Reservations are this node's: loads whose dataset entities live on other nodes count here only
  * through the figures those nodes share once their slices allocate (seconds old), so loads started
@@ -107,8 +108,11 @@ public final class ClusterMemory {
 
   /** How a load's admission was decided. */
   public sealed interface Admission {
-    /** Admitted: its memory is reserved until {@link #release}. */
-    record Admitted() implements Admission {}
+    /**
+     * Admitted: {@code need} is reserved until {@link #release}. It may have fewer slices decoding
+     * at once than asked for: as many as fit, at least one; the load dispatches no more.
+     */
+    record Admitted(MemoryNeed need) implements Admission {}
 
     /** Waiting for loads in flight; the decision comes later, to the listener given. */
     record Queued(String reason) implements Admission {}
@@ -130,19 +134,19 @@ public final class ClusterMemory {
     Admission decided;
     synchronized (this) {
       if (need.total() <= 0) {
-        return new Admission.Admitted();
+        return new Admission.Admitted(need);
       }
       decided = decide(dataset, need);
       if (decided instanceof Admission.Queued && queue.size() >= queueLength) {
         decided =
             new Admission.Refused(
-                shortage(dataset, need, figures())
+                shortage(dataset, need.withSlicesAtOnce(1), figures())
                     + String.format(
                         "; %d loads already wait for memory (floe.memory.admission.queue-length)",
                         queue.size()));
       }
-      if (decided instanceof Admission.Admitted) {
-        reserved.put(key, need);
+      if (decided instanceof Admission.Admitted admitted) {
+        reserved.put(key, admitted.need());
       } else if (decided instanceof Admission.Queued) {
         queue.put(key, new Waiting(dataset, need, later));
         scheduleTimeout(key);
@@ -169,8 +173,8 @@ public final class ClusterMemory {
             continue;
           }
           queue.remove(entry.getKey());
-          if (decided instanceof Admission.Admitted) {
-            reserved.put(entry.getKey(), waiting.need());
+          if (decided instanceof Admission.Admitted admitted) {
+            reserved.put(entry.getKey(), admitted.need());
           }
           decisions.add(() -> waiting.later().accept(decided));
         }
@@ -185,23 +189,29 @@ public final class ClusterMemory {
   }
 
   /**
-   * Admitted when {@code need} fits in the free memory less the reservations; refused when no load
-   * is in flight (the figures are what they will stay) or it could not fit even if every load in
-   * flight gave back what it reserved (or in the nodes' limits); else queued. A load that fits goes
-   * ahead of larger ones still waiting.
+   * Admitted when {@code need} fits in the free memory less the reservations, with as many of its
+   * slices decoding at once as fit (at least one); refused when no load is in flight (the figures
+   * are what they will stay) or it could not fit even if every load in flight gave back what it
+   * reserved (or in the nodes' limits); else queued. A load that fits goes ahead of larger ones
+   * still waiting. A refusal names the least the load needs: one slice decoding at a time.
    */
   private Admission decide(String dataset, MemoryNeed need) {
     Figures figures = figures();
     if (figures.nodes().isEmpty()) {
-      return new Admission.Admitted(); // nothing known yet: as before any figures were shared
+      // Nothing known yet: as before any figures were shared.
+      return new Admission.Admitted(need);
     }
     long reservations = reserved.values().stream().mapToLong(MemoryNeed::total).sum();
-    if (need.total() <= figures.free() - reservations) {
-      return new Admission.Admitted();
+    for (int slices = need.slicesAtOnce(); slices >= 1; slices--) {
+      MemoryNeed fewer = need.withSlicesAtOnce(slices);
+      if (fewer.total() <= figures.free() - reservations) {
+        return new Admission.Admitted(fewer);
+      }
     }
-    String shortage = shortage(dataset, need, figures);
+    MemoryNeed least = need.withSlicesAtOnce(1);
+    String shortage = shortage(dataset, least, figures);
     long couldBeFree = Math.min(figures.limit(), figures.free() + reservations);
-    if (reserved.isEmpty() || need.total() > couldBeFree) {
+    if (reserved.isEmpty() || least.total() > couldBeFree) {
       return new Admission.Refused(shortage);
     }
     return new Admission.Queued(
@@ -233,7 +243,7 @@ public final class ClusterMemory {
                 }
                 refused =
                     new Admission.Refused(
-                        shortage(waiting.dataset(), waiting.need(), figures())
+                        shortage(waiting.dataset(), waiting.need().withSlicesAtOnce(1), figures())
                             + String.format(
                                 "; it waited %s for %d load%s in flight"
                                     + " (floe.memory.admission.wait-timeout)",

@@ -52,27 +52,44 @@ class ClusterMemoryTest {
   }
 
   @Test
-  void aLoadLargerThanTheFreeMemoryIsRefusedWithWhatItNeedsAndWhatIsFree() {
+  void aLoadLargerThanTheFreeMemoryIsRefusedWithTheLeastItNeedsAndWhatIsFree() {
     ClusterMemory memory = memory(4, Duration.ofMinutes(1));
 
     ClusterMemory.Admission big =
-        memory.admit("big", 1, new MemoryNeed(800 * KIB, 1_000_000, 2, 64 * KIB, 0), decided -> {});
+        memory.admit(
+            "big", 1, new MemoryNeed(900 * KIB, 1_000_000, 2, 64 * KIB, 16 * KIB), decided -> {});
 
-    // 800 KiB held once loaded and 2 slices decoding at once, 3 times 64 KiB each.
+    // 900 KiB held once loaded, and with one slice decoding at a time 3 times 64 KiB and a batch
+    // of 16 KiB: 1,108 KiB, more than the node's 1,024.
     assertThat(big)
         .isInstanceOfSatisfying(
             ClusterMemory.Admission.Refused.class,
             refused ->
                 assertThat(refused.reason())
-                    .contains("Dataset 'big' needs at least 1.2 MiB (1,212,416 bytes)")
-                    .contains("800.0 KiB held once loaded (1,000,000 rows")
+                    .contains("Dataset 'big' needs at least 1.1 MiB (1,134,592 bytes)")
+                    .contains("900.0 KiB held once loaded (1,000,000 rows")
                     .contains(
-                        "384.0 KiB while 2 slices decode (each 3 times a slice of about 64.0 KiB")
+                        "208.0 KiB while 1 slice decodes (each 3 times a slice of about 64.0 KiB"
+                            + " and a batch of 16.0 KiB)")
                     .contains("1.0 MiB (1,048,576 bytes) free of its 1.0 MiB memory limit"));
     assertThat(memory.admit("small", 1, needing(512), decided -> {}))
         .isInstanceOf(ClusterMemory.Admission.Admitted.class);
     memory.release("small", 1);
     assertThat(memory.reservedBytes()).isZero();
+  }
+
+  @Test
+  void aLoadThatFitsOnlyWithFewerSlicesDecodingAtOnceIsAdmittedWithAsManyAsFit() {
+    ClusterMemory memory = memory(4, Duration.ofMinutes(1));
+    // 400 KiB held, 192 KiB per slice decoding: 4 at once need 1,168 KiB, 3 need 976.
+    MemoryNeed need = new MemoryNeed(400 * KIB, 1_000, 4, 64 * KIB, 0);
+
+    assertThat(memory.admit("wide", 1, need, decided -> {}))
+        .isInstanceOfSatisfying(
+            ClusterMemory.Admission.Admitted.class,
+            admitted -> assertThat(admitted.need().slicesAtOnce()).isEqualTo(3));
+    assertThat(memory.reservedBytes()).isEqualTo(976 * KIB);
+    memory.release("wide", 1);
   }
 
   @Test

@@ -60,15 +60,16 @@ class ConcurrentLoadsAdmissionTest {
   }
 
   /**
-   * What a test node will reserve for a load of {@code table}: planned as it plans, with 2 slices
-   * decoding at once (4 per dataset, at most its 2 load threads).
+   * The least a test node reserves for a load of {@code table}: planned as it plans, with one slice
+   * decoding at a time (it admits up to 2: 4 per dataset, at most its 2 load threads, as many as
+   * fit).
    */
   private static MemoryNeed need(String table) {
     try (TableAccess tables = new TableAccess(StorageSettings.defaults())) {
       DatasetSpec spec = spec("probe", table);
       TableSource source = tables.resolve(spec.table(), spec.catalog());
       ScanPlan plan = new SlicePlanner(SLICE_TARGET).plan(source, tables.open(source), spec, 1);
-      return MemoryNeed.of(plan, 2);
+      return MemoryNeed.of(plan, 2).withSlicesAtOnce(1);
     }
   }
 
@@ -78,8 +79,10 @@ class ConcurrentLoadsAdmissionTest {
       throws Exception {
     String table = table();
     MemoryNeed need = need(table);
-    // k loads fit one after another when (k - 1) loaded ones and the k-th's need fit: halfway
-    // between that and one more loaded.
+    // k loads fit one after another when (k - 1) loaded ones and the k-th's least need fit:
+    // halfway between that and one more loaded. (A slice decoding takes more than half a load's
+    // bytes here, so no load is admitted with 2 slices at once.)
+    assertThat(need.perSliceDecoding()).isGreaterThan(2 * need.bytes());
     long limit = need.total() + (fit - 1) * need.bytes() + need.bytes() / 2;
     try (FloeNode node =
             TestNodes.start(

@@ -64,6 +64,11 @@ public record MemoryNeed(
         batchBytes);
   }
 
+  /** The same load with {@code slices} decoding at once. */
+  public MemoryNeed withSlicesAtOnce(int slices) {
+    return new MemoryNeed(bytes, rows, slices, sliceBytes, batchBytes);
+  }
+
   private static long ceilDiv(long a, long b) {
     return (a + b - 1) / b;
   }
