@@ -22,7 +22,7 @@ package io.floe.iceberg;
  *     counted), 0 when the plan cannot bound it (a row filter)
  * @param rows the rows {@code bytes} counts
  * @param slicesAtOnce slices of the load decoding at once: {@code floe.load.per-dataset}, at most
- *     its slices and the data nodes' load threads
+ *     its slices and the data nodes' load threads; admission may lower it to what fits, at least 1
  * @param sliceBytes the largest slice's share of {@code bytes} (by its Parquet bytes)
  * @param batchBytes one batch of rows at {@code bytes / rows} a row
  */
