@@ -61,10 +61,20 @@ class Scenario:
     victim: str  # slices | entity | oldest
     signal: int
     java_options: Sequence[str] = ()
+    replicas: int = 1
 
 
 SCENARIOS = (
     Scenario("kill-slices", "SIGKILL, node with most slices, deterministic", "deterministic", "slices", signal.SIGKILL),
+    # Each slice on two nodes: the reader moves to the copies as soon as its stream breaks.
+    Scenario(
+        "kill-slices-replicas", "SIGKILL, node with most slices, deterministic, replicas 2", "deterministic",
+        "slices", signal.SIGKILL, replicas=2,
+    ),
+    Scenario(
+        "kill-oldest-replicas", "SIGKILL, oldest node, deterministic, replicas 2", "deterministic", "oldest",
+        signal.SIGKILL, replicas=2,
+    ),
     Scenario("kill-entity", "SIGKILL, job entity's node, dynamic", "dynamic", "entity", signal.SIGKILL),
     Scenario("term-slices", "SIGTERM, node with most slices, deterministic", "deterministic", "slices", signal.SIGTERM),
     # The oldest node runs sharding's coordinators: losing it moves them too.
@@ -146,10 +156,11 @@ class Cluster:
         return holders[0]
 
 
-def spread_load(cluster: Cluster, metadata_location: str) -> collections.Counter:
-    """Loads the table and waits until all three nodes hold slices; answers slices per node."""
+def spread_load(cluster: Cluster, metadata_location: str, replicas: int) -> collections.Counter:
+    """Loads the table and waits until all three nodes hold slices; answers slices per node (the
+    first holder of each)."""
     with FloeClient(cluster.nodes[0].address, timeout=600) as client:
-        status = client.load(DATASET, metadata_location, columns=["id", "i", "f"])
+        status = client.load(DATASET, metadata_location, columns=["id", "i", "f"], replicas=replicas)
         if status["state"] != "READY":
             raise RuntimeError(f"The load ended {status['state']}: {status}")
         deadline = time.monotonic() + 90
@@ -164,7 +175,7 @@ def spread_load(cluster: Cluster, metadata_location: str) -> collections.Counter
 def run(scenario: Scenario, table, log_root: Path) -> Outcome:
     log_dir = log_root / scenario.key
     with Cluster(log_dir, "1GiB", scenario.java_options) as cluster:
-        holders = spread_load(cluster, table.metadata_location)
+        holders = spread_load(cluster, table.metadata_location, scenario.replicas)
         spec = JobSpec("failover", DATASET, BATCH_ROWS, seed=7, mode=scenario.mode)
         with FloeClient(cluster.nodes[0].address, timeout=60) as client:
             client.register_job_spec(spec)

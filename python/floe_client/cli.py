@@ -168,6 +168,9 @@ def load(
     filter: Optional[str] = typer.Option(None, "--filter", help="A row filter (docs/filter-syntax.md)."),
     snapshot_id: Optional[int] = typer.Option(None, help="A snapshot to pin (default: the newest)."),
     batch_rows: Optional[int] = typer.Option(None, help="Rows per record batch served."),
+    replicas: Optional[int] = typer.Option(
+        None, help="Nodes holding each slice (1-3): readers switch to a copy at once when a node dies."
+    ),
     wait: bool = typer.Option(True, help="Wait for READY, with a progress bar of slices and bytes."),
 ) -> None:
     """Load a table as a dataset; shows slices and bytes loaded, with an ETA, until READY."""
@@ -176,7 +179,7 @@ def load(
         with c.client() as client:
             status = client.load(
                 name, table, columns=columns.split(",") if columns else None, filter=filter,
-                snapshot_id=snapshot_id, batch_rows=batch_rows, wait=False,
+                snapshot_id=snapshot_id, batch_rows=batch_rows, replicas=replicas, wait=False,
             )
             if wait:
                 status = _follow(c, client, name, status)

@@ -191,10 +191,12 @@ class FloeClient:
                     if not uri.startswith(_REUSE_CONNECTION):
                         self._nodes.setdefault(uri, None)
 
-    def _location_of(self, endpoint: fl.FlightEndpoint, planned_through: str) -> str:
+    def _location_of(self, endpoint: fl.FlightEndpoint, planned_through: str, index: int = 0) -> str:
+        """Where to read ``endpoint``: its ``index``-th location (a slice's holder first, then the
+        nodes holding its other copies), or the node that planned it."""
         if not endpoint.locations:
             return planned_through
-        uri = _normalize(endpoint.locations[0])
+        uri = _normalize(endpoint.locations[min(index, len(endpoint.locations) - 1)])
         return planned_through if uri.startswith(_REUSE_CONNECTION) else uri
 
     def _options(self, timeout: bool = True) -> fl.FlightCallOptions:
@@ -245,6 +247,7 @@ class FloeClient:
         batch_rows: Optional[int] = None,
         snapshot: Optional[str] = None,
         wait: bool = True,
+        replicas: Optional[int] = None,
     ) -> dict:
         """Loads ``table`` as dataset ``name`` and answers its status. With ``wait`` (the default)
         it answers once the dataset is READY; without, once it is planned (LOADING).
@@ -259,6 +262,9 @@ class FloeClient:
         Loading a name again with the same spec answers its status; with another spec it raises
         :class:`~floe_client.errors.AlreadyExists`. With ``snapshot="latest"``, a dataset of that name
         loaded the same way is refreshed to the table's newest snapshot (see :meth:`refresh`).
+
+        ``replicas`` (1 to 3, default 1) is how many nodes hold each slice: with 2, readers switch
+        to a slice's other node at once when a node dies, at twice the memory.
         """
         spec: Dict[str, Any] = {"name": name, "table": str(table)}
         if catalog is not None:
@@ -281,6 +287,8 @@ class FloeClient:
             spec["batch_rows"] = int(batch_rows)
         if snapshot is not None:
             spec["snapshot"] = str(snapshot)
+        if replicas is not None:
+            spec["replicas"] = int(replicas)
         spec["wait"] = bool(wait)
         return self._action("load", spec)
 
@@ -624,6 +632,7 @@ class _Fetch:
         self.request = request
         self.part = part
         self.endpoint = endpoint
+        self.location = 0  # which of the endpoint's locations the stream reads from
         self.planned_through = planned_through
         self.delivered = delivered  # rows of this endpoint handed to the queue (or skipped)
         self.queue: "queue.Queue" = queue.Queue(maxsize=depth)
@@ -689,6 +698,14 @@ class _Fetch:
                     attempt = 0
                 if not is_retryable(error) or time.monotonic() > deadline:
                     raise error from e
+                if isinstance(error, Unavailable) and self.location + 1 < len(self.endpoint.locations):
+                    # Another node holds a copy of the slice: read the rest from it at once.
+                    self.location += 1
+                    LOG.info(
+                        "Slice %s failed after %d of %d rows (%s); reading it from its next holder",
+                        part.slice, self.delivered, part.rows, error,
+                    )
+                    continue
                 LOG.info(
                     "Slice %s failed after %d of %d rows (%s); planning again",
                     part.slice, self.delivered, part.rows, error,
@@ -697,6 +714,7 @@ class _Fetch:
                 attempt += 1
                 info, self.planned_through = client._plan_patiently(*self.request)
                 self.endpoint = self._find(info)
+                self.location = 0
 
     def _find(self, info: fl.FlightInfo) -> fl.FlightEndpoint:
         part = self.part
@@ -714,7 +732,7 @@ class _Fetch:
     def _stream(self) -> None:
         """Streams the endpoint, skipping the rows already delivered and counting up what it
         delivers, so that progress survives a failure mid-stream."""
-        uri = self.client._location_of(self.endpoint, self.planned_through)
+        uri = self.client._location_of(self.endpoint, self.planned_through, self.location)
         reader = self.client._flight(uri).do_get(self.endpoint.ticket, options=self.client._options(timeout=False))
         with self._lock:
             self._reader = reader

@@ -37,7 +37,7 @@ import pyarrow.compute as pc
 import pyarrow.flight as fl
 
 from ._retry import backoff
-from .errors import FloeError, JobNotFound, NotFound, is_retryable, translate
+from .errors import FloeError, JobNotFound, NotFound, Unavailable, is_retryable, translate
 from .replies import Leased, Wait, ack_status, lease_reply
 
 __all__ = ["JobSpec", "Lease", "MODES", "TAILS", "job_descriptor", "default_worker_name"]
@@ -68,6 +68,12 @@ STREAMS_DEFAULT = 8
 MESSAGE_ROWS = 1 << 15
 #: The most global batches a record batch may carry (the node refuses more).
 BATCHES_PER_MESSAGE_MAX = 1024
+
+# Nodes a plan may be asked to avoid at once (the node's limit), and for how long a node a stream
+# could not reach is avoided: past the few seconds the cluster takes to notice a death and move
+# the node's slices, after which plans no longer place anything there.
+AVOID_MAX = 16
+AVOID_SECONDS = 30.0
 #: Registrations in a row that may answer "unknown job" again before a read gives up.
 _REREGISTER_MAX = 5
 
@@ -208,9 +214,12 @@ def job_descriptor(
     batch_to: int,
     batch_step: int,
     batches_per_message: int = 1,
+    avoid: Sequence[str] = (),
 ) -> fl.FlightDescriptor:
     """The ``GetFlightInfo`` command of a deterministic read of ``spec``'s epoch; its streams send
-    up to ``batches_per_message`` global batches in one record batch."""
+    up to ``batches_per_message`` global batches in one record batch. ``avoid`` names nodes (their
+    Flight locations) the reader could not reach: the plan reads each slice from another node
+    holding a copy of it, where the dataset has one (``replicas``)."""
     command = {
         "kind": "job_read",
         "job": spec.job,
@@ -223,6 +232,8 @@ def job_descriptor(
     }
     if batches_per_message != 1:
         command["batches_per_message"] = int(batches_per_message)
+    if avoid:
+        command["avoid"] = list(avoid)[:AVOID_MAX]
     return fl.FlightDescriptor.for_command(json.dumps(command))
 
 
@@ -312,6 +323,15 @@ class _Cancelled(Exception):
     """The read was closed (or a sibling stream failed) while this stream ran."""
 
 
+class _Unreached(Unavailable):
+    """A stream's node could not be reached (it died, or its connection broke): plans avoid it
+    for a while, so the read moves to nodes holding copies of its slices at once."""
+
+    def __init__(self, uri: str, error: FloeError):
+        super().__init__(f"{uri}: {error.description}", cause=error.cause, floe_code=error.floe_code)
+        self.uri = uri
+
+
 class _Attempt:
     """The streams of one planned chunk: failing one cancels the others."""
 
@@ -364,6 +384,7 @@ class _ChunkFetcher:
         self.cancelled = threading.Event()
         self.pool = ThreadPoolExecutor(max_workers=streams, thread_name_prefix=f"floe-job-{spec.job}")
         self._attempts: set = set()
+        self._unreachable: Dict[str, float] = {}
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -380,12 +401,22 @@ class _ChunkFetcher:
             f"batches {indices.start}..{indices[-1]} step {indices.step}"
         )
 
+    def _avoided(self) -> List[str]:
+        """The nodes a stream could not reach lately, which plans keep slices off while a copy of
+        them is elsewhere: until the cluster has noticed the node's death (seconds), a plan would
+        otherwise send the read there again."""
+        now = time.monotonic()
+        with self._lock:
+            for uri in [u for u, until in self._unreachable.items() if until <= now]:
+                del self._unreachable[uri]
+            return sorted(self._unreachable)
+
+    def _unreachable_now(self, uri: str) -> None:
+        with self._lock:
+            self._unreachable[uri] = time.monotonic() + AVOID_SECONDS
+
     def fetch(self, indices: range) -> List[pa.RecordBatch]:
         """The rank's batches for ``indices`` (a non-empty range), in order."""
-        descriptor = job_descriptor(
-            self.spec, self.epoch, self.world_size, self.rank, indices.start, indices[-1] + 1, indices.step,
-            batches_per_message(self.rows, len(indices)),
-        )
         what = self._what(indices)
         deadline = time.monotonic() + self.client.patience
         attempt = 0
@@ -393,6 +424,10 @@ class _ChunkFetcher:
         while True:
             if self.cancelled.is_set():
                 raise _Cancelled(what)
+            descriptor = job_descriptor(
+                self.spec, self.epoch, self.world_size, self.rank, indices.start, indices[-1] + 1, indices.step,
+                batches_per_message(self.rows, len(indices)), self._avoided(),
+            )
             try:
                 info, planned_through = self.client._plan_any(descriptor, what)
                 return self._read(info, planned_through, indices, what)
@@ -408,8 +443,11 @@ class _ChunkFetcher:
                 if not is_retryable(error) or time.monotonic() > deadline:
                     raise
                 LOG.info("Reading %s failed (%s); planning it again", what, error)
-                self.cancelled.wait(backoff(attempt))
-                attempt += 1
+                if not isinstance(error, _Unreached):
+                    # A node that could not be reached is avoided at once (the replan goes to a
+                    # copy); anything else waits for the cluster to settle.
+                    self.cancelled.wait(backoff(attempt))
+                    attempt += 1
 
     def _read(self, info: fl.FlightInfo, planned_through: str, indices: range, what: str) -> List[pa.RecordBatch]:
         endpoints = list(info.endpoints)
@@ -478,7 +516,11 @@ class _ChunkFetcher:
         except pa.ArrowException as e:
             if attempt.stopped():
                 raise _Cancelled(what) from e
-            raise translate(e) from e
+            error = translate(e)
+            if isinstance(error, Unavailable) and uri not in self._avoided():
+                self._unreachable_now(uri)
+                raise _Unreached(uri, error) from e
+            raise error from e
         finally:
             if reader is not None:
                 attempt.untrack(reader)

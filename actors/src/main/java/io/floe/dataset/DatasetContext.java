@@ -106,9 +106,11 @@ final class DatasetContext {
    * {@link DatasetEntity.AdmissionDecided}. A recovering or refreshing dataset is not asked: it
    * held its memory already.
    */
-  ClusterMemory.Admission admit(ScanPlan plan, long generation) {
+  ClusterMemory.Admission admit(ScanPlan plan, int replicas, long generation) {
     MemoryNeed need =
-        MemoryNeed.of(plan, planning.memory().slicesAtOnce(planning.loadsPerDataset()));
+        MemoryNeed.of(plan, planning.memory().slicesAtOnce(planning.loadsPerDataset()))
+            // Every copy of a slice takes its memory again, on another node, and decodes too.
+            .times(replicas);
     ActorRef<Command> self = actor.getSelf();
     return planning
         .memory()
@@ -166,16 +168,25 @@ final class DatasetContext {
                                 error))));
   }
 
-  /** Asks a slice to load (or to report that it holds its data). */
-  void load(SliceSpec slice) {
+  /** Asks every copy of a slice to load (or to report that it holds its data). */
+  void load(SliceSpec slice, int replicas) {
+    for (String copy : SliceCopies.entityIds(slice.sliceId(), replicas)) {
+      load(slice, copy);
+    }
+  }
+
+  /** Asks one copy of a slice to load (or to report that it holds its data). */
+  void load(SliceSpec slice, String copyEntityId) {
     sharding
-        .entityRefFor(SliceEntity.TYPE_KEY, slice.sliceId())
+        .entityRefFor(SliceEntity.TYPE_KEY, copyEntityId)
         .tell(new SliceEntity.Load(slice, sliceReplies));
   }
 
-  /** Asks a slice to free its memory and stop. */
-  void release(String sliceId) {
-    sharding.entityRefFor(SliceEntity.TYPE_KEY, sliceId).tell(new SliceEntity.Release());
+  /** Asks every copy of a slice to free its memory and stop. */
+  void release(String sliceId, int replicas) {
+    for (String copy : SliceCopies.entityIds(sliceId, replicas)) {
+      sharding.entityRefFor(SliceEntity.TYPE_KEY, copy).tell(new SliceEntity.Release());
+    }
   }
 
   /** Frees these slices after the retire linger, so that reads planned before still finish. */

@@ -109,7 +109,7 @@ public final class DatasetEntity {
   public record Drop(ActorRef<DatasetStatus> replyTo) implements Command {}
 
   /** From a slice entity that (re)started without a spec: which slice am I, whom do I report to? */
-  public record GetSliceSpec(String sliceId, ActorRef<SliceAssignment> replyTo)
+  public record GetSliceSpec(String entityId, ActorRef<SliceAssignment> replyTo)
       implements Command {}
 
   /** Stop for a hand-off or shutdown; the record stays, so the entity recovers where it lands. */

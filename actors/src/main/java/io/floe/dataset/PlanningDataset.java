@@ -77,7 +77,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
   static PlanningDataset recovering(DatasetContext dataset, DatasetRecord record) {
     DatasetEntity.LOG.info(
         "Dataset '{}': recovering generation {}", dataset.name(), record.generation());
-    record.retiring().forEach(dataset::release);
+    record.retiring().forEach(sliceId -> dataset.release(sliceId, record.spec().replicas()));
     Map<String, Set<String>> holders = new LinkedHashMap<>();
     record.holders().forEach((job, fps) -> holders.put(job, new HashSet<>(fps)));
     PlanningDataset planning =
@@ -170,7 +170,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
     if (!admit) {
       return serve(planned.plan(), dataset.loadsAtOnce());
     }
-    ClusterMemory.Admission admission = dataset.admit(planned.plan(), generation);
+    ClusterMemory.Admission admission = dataset.admit(planned.plan(), spec.replicas(), generation);
     if (admission instanceof ClusterMemory.Admission.Refused refused) {
       return fail(new Failure(FailureKind.RESOURCE_EXHAUSTED, refused.reason()));
     }
@@ -222,7 +222,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
             spec,
             generation,
             requestedAtNanos,
-            new DatasetVersion(plan),
+            new DatasetVersion(plan, spec.replicas()),
             slicesAtOnce,
             holders,
             retainedSnapshots,

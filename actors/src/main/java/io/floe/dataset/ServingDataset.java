@@ -267,7 +267,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
               RefreshReport.UNCHANGED, from, from, current.size(), 0, 0, seconds(), null));
       return this;
     }
-    next = new DatasetVersion(plan);
+    next = new DatasetVersion(plan, spec.replicas());
     int kept = takeHeld(next);
     refresh =
         new RefreshReport(
@@ -296,24 +296,24 @@ final class ServingDataset extends AbstractBehavior<Command> {
   private int takeHeld(DatasetVersion version) {
     int kept = 0;
     for (String sliceId : version.sliceIds()) {
-      SliceEntity.Loaded held = heldReport(sliceId);
-      if (held != null) {
-        version.loaded(held);
+      List<SliceEntity.Loaded> held = heldReports(sliceId);
+      if (!held.isEmpty()) {
+        held.forEach(version::loaded);
         kept++;
       }
     }
     return kept;
   }
 
-  /** The report of a slice some kept version holds now, or null. */
-  private SliceEntity.Loaded heldReport(String sliceId) {
+  /** The reports of the copies of a slice that some kept version holds now. */
+  private List<SliceEntity.Loaded> heldReports(String sliceId) {
     for (DatasetVersion version : versions()) {
-      SliceEntity.Loaded report = version.heldReport(sliceId);
-      if (report != null) {
-        return report;
+      List<SliceEntity.Loaded> reports = version.heldReports(sliceId);
+      if (!reports.isEmpty()) {
+        return reports;
       }
     }
-    return null;
+    return List.of();
   }
 
   /** Once a refresh's slices are all held, readers switch to it. */
@@ -392,7 +392,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
           planned.snapshotId(),
           Failure.of(planned.failure()).message());
     } else {
-      DatasetVersion version = new DatasetVersion(planned.plan());
+      DatasetVersion version = new DatasetVersion(planned.plan(), spec.replicas());
       takeHeld(version);
       retained.put(version.snapshotId(), version);
       dispatch(version, Integer.MAX_VALUE);
@@ -403,7 +403,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
 
   private Behavior<Command> onAskMissing() {
     for (DatasetVersion version : versions()) {
-      version.missingDispatched().forEach(dataset::load);
+      version.missingDispatched().forEach(copy -> dataset.load(copy.spec(), copy.entityId()));
     }
     return settled();
   }
@@ -420,7 +420,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
   }
 
   private void dispatch(DatasetVersion version, int inFlight) {
-    version.nextToDispatch(inFlight).forEach(dataset::load);
+    version.nextToDispatch(inFlight).forEach(slice -> dataset.load(slice, spec.replicas()));
   }
 
   private Behavior<Command> onGetSliceSpec(DatasetEntity.GetSliceSpec get) {
@@ -431,22 +431,24 @@ final class ServingDataset extends AbstractBehavior<Command> {
     // Every slice of the layout being served has loaded once: one of them that asks is starting
     // again (a refresh's new slices belong to the layout still loading).
     boolean serving = state() != DatasetState.LOADING;
+    String sliceId = SliceCopies.sliceOf(get.entityId());
+    int copy = SliceCopies.copyOf(get.entityId());
     SliceSpec slice = null;
     boolean restart = false;
     for (DatasetVersion version : versions()) {
       if (slice == null) {
-        slice = version.spec(get.sliceId());
+        slice = version.spec(sliceId);
         restart = slice != null && serving && version == current;
       }
-      // The slice restarted somewhere (its node left or failed): missing until it reports.
-      version.missing(get.sliceId());
+      // The copy restarted somewhere (its node left or failed): missing until it reports.
+      version.missing(sliceId, copy);
     }
-    if (slice == null) {
+    if (slice == null || copy >= spec.replicas()) {
       DatasetEntity.LOG.debug(
           "Dataset '{}' (generation {}) does not want slice {}",
           dataset.name(),
           generation,
-          get.sliceId());
+          get.entityId());
       DatasetEntity.notWanted(get);
       return this;
     }
@@ -521,7 +523,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
   private void releaseAll() {
     Set<String> all = new LinkedHashSet<>(retiring);
     versions().forEach(version -> all.addAll(version.sliceIds()));
-    all.forEach(dataset::release);
+    all.forEach(sliceId -> dataset.release(sliceId, spec.replicas()));
     retiring.clear();
   }
 
@@ -557,7 +559,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
     for (String sliceId : retire.sliceIds()) {
       // A later refresh may have taken the slice back (the same files again).
       if (retiring.remove(sliceId) && !inUse(sliceId)) {
-        dataset.release(sliceId);
+        dataset.release(sliceId, spec.replicas());
         changed = true;
       }
     }

@@ -65,19 +65,37 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
   }
 
   /**
-   * @param holder the Flight location (URI) of the node holding the slice
+   * @param copy which copy of the slice this is ({@link SliceCopies}): 0 for the first
+   * @param holder the Flight location (URI) of the node holding this copy
    */
-  public record Loaded(String sliceId, long rows, long bytes, String holder, String decoder)
+  public record Loaded(
+      String sliceId, int copy, long rows, long bytes, String holder, String decoder)
       implements LoadResult {}
 
   public record LoadFailed(String sliceId, Failure failure) implements LoadResult {}
 
   public static void init(ActorSystem<?> system, SliceHosting hosting) {
+    ClusterShardingSettings settings =
+        ClusterShardingSettings.create(system).withRememberEntities(true);
+    com.typesafe.config.Config least =
+        system
+            .settings()
+            .config()
+            .getConfig("pekko.cluster.sharding.least-shard-allocation-strategy");
+    int absoluteLimit = least.getInt("rebalance-absolute-limit");
     ClusterSharding.get(system)
         .init(
             Entity.of(TYPE_KEY, ctx -> create(ctx, hosting))
                 .withStopMessage(new Stop())
-                .withSettings(ClusterShardingSettings.create(system).withRememberEntities(true)));
+                .withSettings(settings)
+                .withMessageExtractor(new SliceShards(settings.numberOfShards()))
+                .withAllocationStrategy(
+                    new SeparatedCopies(
+                        org.apache.pekko.cluster.sharding.ShardCoordinator.ShardAllocationStrategy$
+                            .MODULE$
+                            .leastShardAllocationStrategy(
+                                absoluteLimit, least.getDouble("rebalance-relative-limit")),
+                        absoluteLimit)));
   }
 
   static Behavior<Command> create(EntityContext<Command> entity, SliceHosting hosting) {
@@ -93,7 +111,11 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
     return sliceId.substring(0, sliceId.indexOf('/'));
   }
 
+  /** The slice this entity holds a copy of. */
   private final String sliceId;
+
+  private final String entityId;
+  private final int copy;
   private final EntityContext<Command> entity;
   private final SliceHosting hosting;
   private final Holder holder;
@@ -110,7 +132,9 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
   private SliceEntity(
       ActorContext<Command> context, EntityContext<Command> entity, SliceHosting hosting) {
     super(context);
-    this.sliceId = entity.getEntityId();
+    this.entityId = entity.getEntityId();
+    this.sliceId = SliceCopies.sliceOf(entityId);
+    this.copy = SliceCopies.copyOf(entityId);
     this.entity = entity;
     this.hosting = hosting;
     this.holder = new Holder(hosting.store());
@@ -126,7 +150,7 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
           .entityRefFor(DatasetEntity.TYPE_KEY, datasetOf(sliceId))
           .tell(
               new DatasetEntity.GetSliceSpec(
-                  sliceId,
+                  entityId,
                   getContext().messageAdapter(DatasetEntity.SliceAssignment.class, Assigned::new)));
     }
     return this;
@@ -147,7 +171,7 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
 
   private Behavior<Command> onAssigned(Assigned assigned) {
     if (!(assigned.assignment() instanceof DatasetEntity.SliceAssignment.Assigned assignment)) {
-      getContext().getLog().debug("Slice {} is not wanted by its dataset; leaving", sliceId);
+      getContext().getLog().debug("Slice {} is not wanted by its dataset; leaving", entityId);
       return onRelease();
     }
     return load(
@@ -173,7 +197,7 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
       cause = why;
       loadStarted = System.nanoTime();
       SliceSpec toLoad = spec;
-      getContext().getLog().debug("Loading slice {}", sliceId);
+      getContext().getLog().debug("Loading slice {}", entityId);
       CompletableFuture<LoadedSlice> future =
           CompletableFuture.supplyAsync(
               () -> holder.offer(hosting.loader().load(toLoad)), hosting.loadExecutor());
@@ -192,7 +216,7 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
     }
     if (completed.failure() != null) {
       Failure failure =
-          Failure.logged(getContext().getLog(), "Slice " + sliceId, completed.failure());
+          Failure.logged(getContext().getLog(), "Slice " + entityId, completed.failure());
       hosting.loadListener().failed(cause, sinceLoadStarted());
       result = new LoadFailed(sliceId, failure);
     } else {
@@ -200,10 +224,15 @@ public final class SliceEntity extends AbstractBehavior<SliceEntity.Command> {
       hosting.loadListener().loaded(cause, slice.rows(), slice.bytes(), sinceLoadStarted());
       getContext()
           .getLog()
-          .debug("Slice {} loaded: {} rows, {} bytes", sliceId, slice.rows(), slice.bytes());
+          .debug("Slice {} loaded: {} rows, {} bytes", entityId, slice.rows(), slice.bytes());
       result =
           new Loaded(
-              sliceId, slice.rows(), slice.bytes(), hosting.location().get(), slice.decoder());
+              sliceId,
+              copy,
+              slice.rows(),
+              slice.bytes(),
+              hosting.location().get(),
+              slice.decoder());
     }
     waiting.forEach(ref -> ref.tell(result));
     waiting.clear();

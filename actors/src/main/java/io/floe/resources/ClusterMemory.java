@@ -320,7 +320,7 @@ public final class ClusterMemory {
     return String.format(
         "Dataset '%s' needs at least %s of Arrow memory to load: %s held once loaded (%,d rows"
             + " of its columns' fixed-size values and offsets, from the table's metadata;"
-            + " strings' bytes come on top) and %s while %d slice%s decode%s (each 3 times a"
+            + " strings' bytes come on top) and %s while %d slice%s decode%s%s (each 3 times a"
             + " slice of about %s and a batch of %s); the %d data node%s up ha%s %s free: %s"
             + " (floe.memory.limit, FLOE_MEMORY_LIMIT). Drop datasets, load fewer columns or"
             + " rows, or add nodes or memory",
@@ -332,6 +332,7 @@ public final class ClusterMemory {
         need.slicesAtOnce(),
         need.slicesAtOnce() == 1 ? "" : "s",
         need.slicesAtOnce() == 1 ? "s" : "",
+        need.copies() == 1 ? "" : String.format(", %d copies of each", need.copies()),
         Sizes.readable(need.sliceBytes()),
         Sizes.readable(need.batchBytes()),
         count,

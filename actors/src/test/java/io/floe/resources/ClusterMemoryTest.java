@@ -48,7 +48,7 @@ class ClusterMemoryTest {
 
   /** A load needing {@code kib} KiB held, nothing while loading. */
   private static MemoryNeed needing(long kib) {
-    return new MemoryNeed(kib * KIB, 1_000, 1, 0, 0);
+    return new MemoryNeed(kib * KIB, 1_000, 1, 1, 0, 0);
   }
 
   @Test
@@ -57,7 +57,10 @@ class ClusterMemoryTest {
 
     ClusterMemory.Admission big =
         memory.admit(
-            "big", 1, new MemoryNeed(900 * KIB, 1_000_000, 2, 64 * KIB, 16 * KIB), decided -> {});
+            "big",
+            1,
+            new MemoryNeed(900 * KIB, 1_000_000, 2, 1, 64 * KIB, 16 * KIB),
+            decided -> {});
 
     // 900 KiB held once loaded, and with one slice decoding at a time 3 times 64 KiB and a batch
     // of 16 KiB: 1,108 KiB, more than the node's 1,024.
@@ -82,7 +85,7 @@ class ClusterMemoryTest {
   void aLoadThatFitsOnlyWithFewerSlicesDecodingAtOnceIsAdmittedWithAsManyAsFit() {
     ClusterMemory memory = memory(4, Duration.ofMinutes(1));
     // 400 KiB held, 192 KiB per slice decoding: 4 at once need 1,168 KiB, 3 need 976.
-    MemoryNeed need = new MemoryNeed(400 * KIB, 1_000, 4, 64 * KIB, 0);
+    MemoryNeed need = new MemoryNeed(400 * KIB, 1_000, 4, 1, 64 * KIB, 0);
 
     assertThat(memory.admit("wide", 1, need, decided -> {}))
         .isInstanceOfSatisfying(
@@ -90,6 +93,25 @@ class ClusterMemoryTest {
             admitted -> assertThat(admitted.need().slicesAtOnce()).isEqualTo(3));
     assertThat(memory.reservedBytes()).isEqualTo(976 * KIB);
     memory.release("wide", 1);
+  }
+
+  @Test
+  void everyCopyOfASliceIsHeldAndDecodedAgain() {
+    ClusterMemory memory = memory(4, Duration.ofMinutes(1));
+    // One copy: 300 KiB held and 192 KiB decoding; two copies: 600 and 384, 984 KiB in all.
+    MemoryNeed once = new MemoryNeed(300 * KIB, 1_000, 1, 1, 64 * KIB, 0);
+    assertThat(once.times(2).total()).isEqualTo(984 * KIB);
+
+    try (ArrowBuf elsewhere = root.buffer(256 * KIB)) {
+      assertThat(memory.admit("twice", 1, once.times(2), decided -> {}))
+          .isInstanceOfSatisfying(
+              ClusterMemory.Admission.Refused.class,
+              refused ->
+                  assertThat(refused.reason()).contains("1 slice decodes, 2 copies of each"));
+      assertThat(memory.admit("once", 1, once, decided -> {}))
+          .isInstanceOf(ClusterMemory.Admission.Admitted.class);
+    }
+    memory.release("once", 1);
   }
 
   @Test

@@ -151,7 +151,16 @@ public final class FloeClient implements AutoCloseable {
   }
 
   Location locationOf(FlightEndpoint endpoint) {
-    return endpoint.getLocations().isEmpty() ? entry : endpoint.getLocations().get(0);
+    return locationOf(endpoint, 0);
+  }
+
+  /**
+   * The {@code index}-th location of an endpoint (a slice's holder first, then the nodes holding
+   * its other copies), the last one past its end, or the entry node when it names none.
+   */
+  Location locationOf(FlightEndpoint endpoint, int index) {
+    List<Location> locations = endpoint.getLocations();
+    return locations.isEmpty() ? entry : locations.get(Math.min(index, locations.size() - 1));
   }
 
   /**

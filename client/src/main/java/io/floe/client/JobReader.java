@@ -65,6 +65,19 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
   private Chunk chunk;
   private boolean closed;
 
+  /**
+   * Nodes a stream could not reach lately, to the time (nanos) until which plans avoid them: until
+   * the cluster notices a node's death (seconds), a plan would send the read there again, while a
+   * copy of its slices may be elsewhere (a dataset of several replicas).
+   */
+  private final java.util.Map<String, Long> unreachable = new java.util.HashMap<>();
+
+  /** Whether the last failure was a node found unreachable just now: planned again at once. */
+  private boolean failingOver;
+
+  /** How long a node a stream could not reach is avoided. */
+  private static final Duration AVOID = Duration.ofSeconds(30);
+
   private JobReader(Builder builder, JobStatusReply status, long batchTo) {
     this.client = builder.client;
     this.options = builder.options;
@@ -170,7 +183,11 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
             next,
             e.status().code(),
             e.status().description());
-        backoff(attempt++);
+        if (failingOver) {
+          failingOver = false; // the next plan avoids the node: no reason to wait
+        } else {
+          backoff(attempt++);
+        }
       }
     }
   }
@@ -200,9 +217,11 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
     long to = Math.min(batchTo, from + batchStep * chunkBatches);
     FlightInfo info = plan(command(from, to));
     List<FlightStream> streams = new ArrayList<>(info.getEndpoints().size());
+    List<Location> locations = new ArrayList<>(info.getEndpoints().size());
     try {
       for (FlightEndpoint endpoint : info.getEndpoints()) {
         Location location = client.locationOf(endpoint);
+        locations.add(location);
         streams.add(client.flight(location).getStream(endpoint.getTicket()));
       }
     } catch (RuntimeException e) {
@@ -215,14 +234,39 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
               "The plan of job '%s' epoch %d batches [%d, %d) has no endpoint", //
               options.job(), epoch, from, to));
     }
-    return new Chunk(to, streams);
+    return new Chunk(to, streams, locations);
   }
 
   private byte[] command(long from, long to) {
     // The protocol's own codec: the same encoding the node reads.
     return new JobReadRequest(
-            options.job(), epoch, worldSize, rank, from, to, batchStep, batchesPerMessage(from, to))
+            options.job(),
+            epoch,
+            worldSize,
+            rank,
+            from,
+            to,
+            batchStep,
+            batchesPerMessage(from, to),
+            avoided())
         .toJson();
+  }
+
+  /** The nodes to keep this read off: those a stream could not reach within {@link #AVOID}. */
+  private List<String> avoided() {
+    long now = System.nanoTime();
+    unreachable.values().removeIf(until -> until - now <= 0);
+    return unreachable.keySet().stream().sorted().limit(JobReadRequest.AVOID_MAX).toList();
+  }
+
+  /** A stream of {@code location} failed: if it could not reach the node, plans avoid it. */
+  private void failed(Location location, FlightRuntimeException e) {
+    String uri = location.getUri().toString();
+    if (e.status().code() == org.apache.arrow.flight.FlightStatusCode.UNAVAILABLE
+        && !avoided().contains(uri)) {
+      unreachable.put(uri, System.nanoTime() + AVOID.toNanos());
+      failingOver = true;
+    }
   }
 
   /**
@@ -308,6 +352,7 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
   private final class Chunk {
     final long to;
     final List<FlightStream> streams;
+    final List<Location> locations;
 
     /** The batch index of the part each stream has loaded and not handed over yet, or -1. */
     private final long[] loaded;
@@ -320,9 +365,10 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
 
     private final int[] start;
 
-    Chunk(long to, List<FlightStream> streams) {
+    Chunk(long to, List<FlightStream> streams, List<Location> locations) {
       this.to = to;
       this.streams = streams;
+      this.locations = locations;
       this.loaded = new long[streams.size()];
       this.message = new JobBatchMetadata[streams.size()];
       this.part = new int[streams.size()];
@@ -394,7 +440,14 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
     /** Loads stream {@code i}'s next record batch and reads its metadata; MAX_VALUE at its end. */
     private void load(int i) {
       FlightStream stream = streams.get(i);
-      if (!stream.next()) {
+      boolean more;
+      try {
+        more = stream.next();
+      } catch (FlightRuntimeException e) {
+        failed(locations.get(i), e);
+        throw e;
+      }
+      if (!more) {
         loaded[i] = Long.MAX_VALUE;
         return;
       }

@@ -51,9 +51,10 @@ final class ShardReader {
       long[] delivered = {0};
       long deadline = System.nanoTime() + patience.toNanos();
       int attempt = 0;
+      int holder = 0; // which of the endpoint's locations is read
       while (delivered[0] < part.rows()) {
         try {
-          stream(endpoint, delivered, batches);
+          stream(endpoint, holder, delivered, batches);
           if (delivered[0] < part.rows()) {
             throw new IllegalStateException(
                 String.format(
@@ -64,6 +65,17 @@ final class ShardReader {
           if (!retryable(e) || System.nanoTime() > deadline) {
             throw e;
           }
+          if (e.status().code() == org.apache.arrow.flight.FlightStatusCode.UNAVAILABLE
+              && holder + 1 < endpoint.getLocations().size()) {
+            holder++; // another node holds a copy of the slice: read the rest from it at once
+            LOG.info(
+                "Slice {} failed after {} of {} rows ({}); reading it from its next holder",
+                part.sliceId(),
+                delivered[0],
+                part.rows(),
+                e.status().code());
+            continue;
+          }
           LOG.info(
               "Slice {} failed after {} of {} rows ({}); planning again",
               part.sliceId(),
@@ -73,6 +85,7 @@ final class ShardReader {
           backoff(attempt++);
           plan = planWithRetries();
           endpoint = find(plan, part);
+          holder = 0;
         }
       }
       total += delivered[0];
@@ -85,8 +98,8 @@ final class ShardReader {
    * counting up what it delivers, so that progress survives a failure mid-stream.
    */
   private void stream(
-      FlightEndpoint endpoint, long[] delivered, Consumer<VectorSchemaRoot> batches) {
-    Location location = client.locationOf(endpoint);
+      FlightEndpoint endpoint, int holder, long[] delivered, Consumer<VectorSchemaRoot> batches) {
+    Location location = client.locationOf(endpoint, holder);
     long skip = delivered[0];
     long seen = 0;
     try (FlightStream stream = client.flight(location).getStream(endpoint.getTicket())) {

@@ -13,9 +13,33 @@ public record DatasetLayout(
     String name, long snapshotId, String rowFilter, String arrowSchemaJson, List<SliceRows> slices)
     implements CborSerializable {
 
-  /** One slice: its entity id, rows, Arrow bytes, and the Flight location of its holder. */
-  public record SliceRows(String sliceId, long rows, long bytes, String holder)
-      implements CborSerializable {}
+  /**
+   * One slice: its id, rows, Arrow bytes, the Flight location of its holder and those of the other
+   * nodes that hold a copy of it (a dataset of several replicas), which readers switch to when the
+   * holder fails.
+   */
+  public record SliceRows(
+      String sliceId, long rows, long bytes, String holder, List<String> standbys)
+      implements CborSerializable {
+    @com.fasterxml.jackson.annotation.JsonCreator
+    public SliceRows {
+      // A layout recorded before replicas existed has none.
+      standbys = standbys == null ? List.of() : List.copyOf(standbys);
+    }
+
+    /** A slice held by one node only. */
+    public SliceRows(String sliceId, long rows, long bytes, String holder) {
+      this(sliceId, rows, bytes, holder, List.of());
+    }
+
+    /** Every node holding a copy: the holder first, then the standbys. */
+    public List<String> holders() {
+      List<String> all = new java.util.ArrayList<>(1 + standbys.size());
+      all.add(holder);
+      all.addAll(standbys);
+      return all;
+    }
+  }
 
   /** A part of one slice: rows {@code [from, to)} relative to the slice's first row. */
   public record SlicePart(String sliceId, long from, long to, String holder) {

@@ -20,6 +20,8 @@ import java.util.regex.Pattern;
  * @param columns the columns to serve in this order (nested as {@code a.b}); empty means all
  * @param filter a row filter in Floe's filter syntax (docs/filter-syntax.md); empty means all rows
  * @param batchRows the most rows one served record batch holds
+ * @param replicas how many nodes hold each slice (1..{@link #REPLICAS_MAX}): with 2, every slice
+ *     has a copy on a second node that readers switch to at once when the first one fails
  */
 public record DatasetSpec(
     String name,
@@ -29,10 +31,14 @@ public record DatasetSpec(
     Long asOfMillis,
     List<String> columns,
     String filter,
-    int batchRows)
+    int batchRows,
+    int replicas)
     implements CborSerializable {
   public static final int BATCH_ROWS_DEFAULT = 32_768;
   public static final int BATCH_ROWS_MAX = 1 << 20;
+
+  /** Copies of a slice at most: each costs the slice's memory again. */
+  public static final int REPLICAS_MAX = 3;
 
   /**
    * Characters of a row filter at most, in either form: it travels to every slice and in the
@@ -60,6 +66,7 @@ public record DatasetSpec(
     return name;
   }
 
+  @com.fasterxml.jackson.annotation.JsonCreator
   public DatasetSpec {
     checkName(name);
     Preconditions.checkArgument(
@@ -88,6 +95,13 @@ public record DatasetSpec(
         "Invalid batch_rows: %s (must be in 1..%s)",
         batchRows,
         BATCH_ROWS_MAX);
+    // A record written before replicas existed reads 0: one copy, as it was loaded.
+    replicas = replicas == 0 ? 1 : replicas;
+    Preconditions.checkArgument(
+        replicas >= 1 && replicas <= REPLICAS_MAX,
+        "Invalid replicas: %s (must be in 1..%s)",
+        replicas,
+        REPLICAS_MAX);
     columns = columns == null ? List.of() : List.copyOf(columns);
     filter = filter == null ? "" : filter.trim();
     Preconditions.checkArgument(
@@ -96,6 +110,19 @@ public record DatasetSpec(
         name,
         filter.length(),
         FILTER_CHARS_MAX);
+  }
+
+  /** A spec of one copy per slice. */
+  public DatasetSpec(
+      String name,
+      String table,
+      String catalog,
+      Long snapshotId,
+      Long asOfMillis,
+      List<String> columns,
+      String filter,
+      int batchRows) {
+    this(name, table, catalog, snapshotId, asOfMillis, columns, filter, batchRows, 1);
   }
 
   public static DatasetSpec of(String name, String table) {
@@ -110,23 +137,30 @@ public record DatasetSpec(
 
   public DatasetSpec withColumns(List<String> newColumns) {
     return new DatasetSpec(
-        name, table, catalog, snapshotId, asOfMillis, newColumns, filter, batchRows);
+        name, table, catalog, snapshotId, asOfMillis, newColumns, filter, batchRows, replicas);
   }
 
   public DatasetSpec withFilter(String newFilter) {
     return new DatasetSpec(
-        name, table, catalog, snapshotId, asOfMillis, columns, newFilter, batchRows);
+        name, table, catalog, snapshotId, asOfMillis, columns, newFilter, batchRows, replicas);
   }
 
   public DatasetSpec withSnapshotId(Long id) {
-    return new DatasetSpec(name, table, catalog, id, null, columns, filter, batchRows);
+    return new DatasetSpec(name, table, catalog, id, null, columns, filter, batchRows, replicas);
   }
 
   public DatasetSpec asOf(Long millis) {
-    return new DatasetSpec(name, table, catalog, null, millis, columns, filter, batchRows);
+    return new DatasetSpec(
+        name, table, catalog, null, millis, columns, filter, batchRows, replicas);
   }
 
   public DatasetSpec withBatchRows(int rows) {
-    return new DatasetSpec(name, table, catalog, snapshotId, asOfMillis, columns, filter, rows);
+    return new DatasetSpec(
+        name, table, catalog, snapshotId, asOfMillis, columns, filter, rows, replicas);
+  }
+
+  public DatasetSpec withReplicas(int copies) {
+    return new DatasetSpec(
+        name, table, catalog, snapshotId, asOfMillis, columns, filter, batchRows, copies);
   }
 }

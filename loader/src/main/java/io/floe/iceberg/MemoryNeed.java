@@ -14,24 +14,25 @@ package io.floe.iceberg;
  * So a load needs
  *
  * <pre>
- * bytes + slicesAtOnce × (3 × sliceBytes + batchBytes)
+ * bytes + slicesAtOnce × copies × (3 × sliceBytes + batchBytes)
  * </pre>
  *
- * @param bytes what the slices hold once loaded: the least their columns take ({@link
+ * @param bytes what the slices hold once loaded, every copy: the least their columns take ({@link
  *     ScanPlan.MemoryFloor}: fixed-size values, validity and offsets; strings' bytes are not
  *     counted), 0 when the plan cannot bound it (a row filter)
  * @param rows the rows {@code bytes} counts
  * @param slicesAtOnce slices of the load decoding at once: {@code floe.load.per-dataset}, at most
  *     its slices and the data nodes' load threads; admission may lower it to what fits, at least 1
- * @param sliceBytes the largest slice's share of {@code bytes} (by its Parquet bytes)
+ * @param copies copies of each slice (a dataset's replicas), each loaded, and decoded, on its own
+ * @param sliceBytes the largest slice's share of one copy's bytes (by its Parquet bytes)
  * @param batchBytes one batch of rows at {@code bytes / rows} a row
  */
 public record MemoryNeed(
-    long bytes, long rows, int slicesAtOnce, long sliceBytes, long batchBytes) {
+    long bytes, long rows, int slicesAtOnce, int copies, long sliceBytes, long batchBytes) {
   /** How many times its final size a slice decoding holds at most beside what it keeps. */
   public static final int DECODING_COPIES = 3;
 
-  public static final MemoryNeed NONE = new MemoryNeed(0, 0, 0, 0, 0);
+  public static final MemoryNeed NONE = new MemoryNeed(0, 0, 0, 1, 0, 0);
 
   /**
    * What {@code plan} needs with {@code slicesAtOnce} slices decoding at once (capped at the plan's
@@ -60,27 +61,34 @@ public record MemoryNeed(
         floor,
         rows,
         Math.max(1, Math.min(slicesAtOnce, plan.slices().size())),
+        1,
         sliceBytes,
         batchBytes);
   }
 
   /** The same load with {@code slices} decoding at once. */
   public MemoryNeed withSlicesAtOnce(int slices) {
-    return new MemoryNeed(bytes, rows, slices, sliceBytes, batchBytes);
+    return new MemoryNeed(bytes, rows, slices, copies, sliceBytes, batchBytes);
+  }
+
+  /** The same load with {@code replicas} copies of each slice, each held and decoded. */
+  public MemoryNeed times(int replicas) {
+    return new MemoryNeed(
+        bytes * replicas, rows, slicesAtOnce, copies * replicas, sliceBytes, batchBytes);
   }
 
   private static long ceilDiv(long a, long b) {
     return (a + b - 1) / b;
   }
 
-  /** What one slice decoding takes beyond what it keeps. */
+  /** What one copy of a slice decoding takes beyond what it keeps. */
   public long perSliceDecoding() {
     return DECODING_COPIES * sliceBytes + batchBytes;
   }
 
   /** What the slices decoding at once take beyond what they keep. */
   public long transientBytes() {
-    return slicesAtOnce * perSliceDecoding();
+    return (long) slicesAtOnce * copies * perSliceDecoding();
   }
 
   /** All the load needs free when it starts. */

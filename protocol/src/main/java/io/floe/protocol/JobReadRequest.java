@@ -2,12 +2,17 @@ package io.floe.protocol;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.util.Preconditions;
+import java.util.List;
 import java.util.Set;
 
 /**
  * A {@code GetFlightInfo} command for a job: rank {@code rank} of {@code worldSize}, epoch {@code
  * epoch}, global batches {@code batchFrom, batchFrom + batchStep, …} below {@code batchTo} (null:
  * to the end of the epoch), up to {@code batchesPerMessage} of them in one record batch.
+ *
+ * @param avoid Flight locations the reader could not read from just now (a node that died before
+ *     the cluster noticed): the plan places each slice on another node holding a copy of it, where
+ *     the dataset has one
  */
 public record JobReadRequest(
     String job,
@@ -17,7 +22,8 @@ public record JobReadRequest(
     long batchFrom,
     Long batchTo,
     long batchStep,
-    int batchesPerMessage) {
+    int batchesPerMessage,
+    List<String> avoid) {
   private static final String WHAT = "job read command";
   private static final Set<String> FIELDS =
       Set.of(
@@ -29,7 +35,13 @@ public record JobReadRequest(
           "batch_from",
           "batch_to",
           "batch_step",
-          "batches_per_message");
+          "batches_per_message",
+          "avoid");
+
+  /** Locations a reader may ask to avoid at once, and the characters of each. */
+  public static final int AVOID_MAX = 16;
+
+  public static final int LOCATION_CHARS_MAX = 512;
 
   /**
    * The most global batches one record batch may carry. A node also ends a record batch at {@code
@@ -61,6 +73,32 @@ public record JobReadRequest(
         "Invalid batches_per_message: %s (must be in 1..%s)",
         batchesPerMessage,
         BATCHES_PER_MESSAGE_MAX);
+    avoid = avoid == null ? List.of() : List.copyOf(avoid);
+    Preconditions.checkArgument(
+        avoid.size() <= AVOID_MAX,
+        "Invalid avoid: %s locations (at most %s)",
+        avoid.size(),
+        AVOID_MAX);
+    for (String location : avoid) {
+      Preconditions.checkArgument(
+          !location.isEmpty() && location.length() <= LOCATION_CHARS_MAX,
+          "Invalid location in avoid: '%s' (1-%s characters)",
+          io.floe.util.Excerpt.of(location),
+          LOCATION_CHARS_MAX);
+    }
+  }
+
+  /** A read placed wherever the dataset's layout says, as readers from before replicas ask. */
+  public JobReadRequest(
+      String job,
+      long epoch,
+      int worldSize,
+      int rank,
+      long batchFrom,
+      Long batchTo,
+      long batchStep,
+      int batchesPerMessage) {
+    this(job, epoch, worldSize, rank, batchFrom, batchTo, batchStep, batchesPerMessage, List.of());
   }
 
   /** A read of one global batch per record batch, as readers from before grouping ask. */
@@ -72,7 +110,7 @@ public record JobReadRequest(
       long batchFrom,
       Long batchTo,
       long batchStep) {
-    this(job, epoch, worldSize, rank, batchFrom, batchTo, batchStep, 1);
+    this(job, epoch, worldSize, rank, batchFrom, batchTo, batchStep, 1, List.of());
   }
 
   /**
@@ -112,7 +150,8 @@ public record JobReadRequest(
         from == null ? 0 : from,
         fields.optionalLong("batch_to"),
         step == null ? 1 : step,
-        fields.optionalInt("batches_per_message", 1));
+        fields.optionalInt("batches_per_message", 1),
+        fields.optionalStrings("avoid"));
   }
 
   public byte[] toJson() {
@@ -129,6 +168,9 @@ public record JobReadRequest(
     node.put("batch_step", batchStep);
     if (batchesPerMessage != 1) {
       node.put("batches_per_message", batchesPerMessage);
+    }
+    if (!avoid.isEmpty()) {
+      avoid.forEach(node.putArray("avoid")::add);
     }
     return Json.bytes(node);
   }

@@ -31,6 +31,7 @@ public record LoadRequest(DatasetSpec spec, boolean untilReady, boolean latest) 
           "columns",
           "filter",
           "batch_rows",
+          "replicas",
           "snapshot",
           "wait");
 
@@ -46,7 +47,8 @@ public record LoadRequest(DatasetSpec spec, boolean untilReady, boolean latest) 
             asOfMillis(fields.raw("as_of")),
             fields.optionalStrings("columns"),
             filter(fields.raw("filter")),
-            fields.optionalInt("batch_rows", DatasetSpec.BATCH_ROWS_DEFAULT));
+            fields.optionalInt("batch_rows", DatasetSpec.BATCH_ROWS_DEFAULT),
+            replicas(fields.optionalInt("replicas", 1)));
     String snapshot = fields.optionalString("snapshot");
     if (snapshot != null && !snapshot.equals("latest")) {
       throw new IllegalArgumentException(
@@ -61,6 +63,16 @@ public record LoadRequest(DatasetSpec spec, boolean untilReady, boolean latest) 
           "Field 'snapshot' in " + WHAT + " cannot be given with snapshot_id or as_of");
     }
     return new LoadRequest(spec, fields.optionalBoolean("wait", false), snapshot != null);
+  }
+
+  /** A spec reads 0 as one copy (records from before replicas); a request must say 1 or more. */
+  private static int replicas(int replicas) {
+    if (replicas < 1 || replicas > DatasetSpec.REPLICAS_MAX) {
+      throw new IllegalArgumentException(
+          String.format(
+              "Invalid replicas: %d (must be in 1..%d)", replicas, DatasetSpec.REPLICAS_MAX));
+    }
+    return replicas;
   }
 
   /**
@@ -127,6 +139,9 @@ public record LoadRequest(DatasetSpec spec, boolean untilReady, boolean latest) 
     spec.columns().forEach(node.putArray("columns")::add);
     node.put("filter", spec.filter());
     node.put("batch_rows", spec.batchRows());
+    if (spec.replicas() != 1) {
+      node.put("replicas", spec.replicas());
+    }
     if (latest) {
       node.put("snapshot", "latest");
     }

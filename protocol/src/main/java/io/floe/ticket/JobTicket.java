@@ -22,6 +22,10 @@ import java.util.List;
  * the fingerprint of the layout's placement, fixes where they are, so the serving node needs no job
  * state, only the layout; a node whose view of the placement differs refuses the ticket and the
  * reader plans again. The wire form is flat: the read's fields sit beside the ticket's own.
+ *
+ * <p>{@code avoid} lists the nodes the plan kept slices off (a reader could not reach them): each
+ * slice with a copy elsewhere was placed on its first other holder, and the serving node places
+ * them the same way to know which are its own.
  */
 public record JobTicket(
     String dataset,
@@ -30,7 +34,8 @@ public record JobTicket(
     String job,
     JobRead read,
     List<String> columns,
-    int batchesPerMessage)
+    int batchesPerMessage,
+    List<String> avoid)
     implements SignedTicket {
   static final String KIND = "job";
 
@@ -38,6 +43,7 @@ public record JobTicket(
     DatasetSpec.checkName(dataset);
     JobSpec.checkId(job);
     columns = List.copyOf(columns);
+    avoid = avoid == null ? List.of() : List.copyOf(avoid);
     Preconditions.checkArgument(
         holder != null && !holder.isBlank(), "Invalid ticket: no holder for dataset '%s'", dataset);
     Preconditions.checkArgument(
@@ -52,6 +58,18 @@ public record JobTicket(
         dataset);
   }
 
+  /** A ticket placed as the layout says. */
+  public JobTicket(
+      String dataset,
+      String holder,
+      String placement,
+      String job,
+      JobRead read,
+      List<String> columns,
+      int batchesPerMessage) {
+    this(dataset, holder, placement, job, read, columns, batchesPerMessage, List.of());
+  }
+
   /** A ticket for one global batch per record batch. */
   public JobTicket(
       String dataset,
@@ -60,7 +78,7 @@ public record JobTicket(
       String job,
       JobRead read,
       List<String> columns) {
-    this(dataset, holder, placement, job, read, columns, 1);
+    this(dataset, holder, placement, job, read, columns, 1, List.of());
   }
 
   static boolean isJobTicket(ObjectNode node) {
@@ -100,12 +118,21 @@ public record JobTicket(
     }
     // Likewise for record batches of several global batches: a node that cannot frame them so
     // refuses the ticket rather than sending a framing its reader does not expect.
-    return batchesPerMessage == 1 ? text : text + "\nbatches_per_message=" + batchesPerMessage;
+    if (batchesPerMessage != 1) {
+      text += "\nbatches_per_message=" + batchesPerMessage;
+    }
+    // And for a placement that avoided nodes: a node that does not know replicas refuses it
+    // rather than serving the slices the layout places on it.
+    return avoid.isEmpty() ? text : text + "\navoid=" + Json.string(strings(avoid));
   }
 
   private ArrayNode columnsJson() {
+    return strings(columns);
+  }
+
+  private static ArrayNode strings(List<String> values) {
     ArrayNode array = Json.object().arrayNode();
-    columns.forEach(array::add);
+    values.forEach(array::add);
     return array;
   }
 
@@ -134,18 +161,16 @@ public record JobTicket(
     if (batchesPerMessage != 1) {
       node.put("batches_per_message", batchesPerMessage);
     }
+    if (!avoid.isEmpty()) {
+      node.set("avoid", strings(avoid));
+    }
   }
 
   /**
    * @throws IllegalArgumentException naming what is missing or malformed
    */
   static JobTicket parse(ObjectNode node) {
-    List<String> columns = new ArrayList<>();
-    JsonNode array = node.get("columns");
-    if (array == null || !array.isArray()) {
-      throw new IllegalArgumentException("Invalid job ticket: 'columns' must be an array");
-    }
-    array.forEach(column -> columns.add(column.asText()));
+    List<String> columns = texts(node, "columns", true);
     return new JobTicket(
         text(node, "dataset"),
         text(node, "holder"),
@@ -170,7 +195,22 @@ public record JobTicket(
             number(node, "batch_step")),
         columns,
         // Absent from tickets of one global batch per record batch.
-        node.has("batches_per_message") ? Math.toIntExact(number(node, "batches_per_message")) : 1);
+        node.has("batches_per_message") ? Math.toIntExact(number(node, "batches_per_message")) : 1,
+        // Absent from tickets placed as the layout says.
+        texts(node, "avoid", false));
+  }
+
+  private static List<String> texts(ObjectNode node, String name, boolean required) {
+    JsonNode array = node.get(name);
+    if (array == null && !required) {
+      return List.of();
+    }
+    if (array == null || !array.isArray()) {
+      throw new IllegalArgumentException("Invalid job ticket: '" + name + "' must be an array");
+    }
+    List<String> values = new ArrayList<>();
+    array.forEach(value -> values.add(value.asText()));
+    return values;
   }
 
   private static JsonNode field(ObjectNode node, String name) {

@@ -205,6 +205,46 @@ class RequestCodecsTest {
   }
 
   @Test
+  void aJobReadNamesTheNodesToAvoidWithinBounds() {
+    JobReadRequest avoiding =
+        new JobReadRequest("train", 3, 1, 0, 0, null, 1, 8, List.of("grpc+tcp://127.0.0.1:1"));
+    var command = Json.parseObject(avoiding.toJson(), "command");
+    assertThat(JobReadRequest.parse(command)).isEqualTo(avoiding);
+    var plain = Json.parseObject(new JobReadRequest("train", 3, 1, 0, 0, null, 1).toJson(), "c");
+    assertThat(plain.has("avoid")).as("left out when empty").isFalse();
+
+    List<String> many = new java.util.ArrayList<>();
+    for (int i = 0; i <= JobReadRequest.AVOID_MAX; i++) {
+      many.add("grpc+tcp://127.0.0.1:" + (1000 + i));
+    }
+    assertThatThrownBy(() -> new JobReadRequest("train", 0, 1, 0, 0, null, 1, 1, many))
+        .hasMessageContaining("Invalid avoid: 17 locations (at most 16)");
+    String long_ = "grpc+tcp://" + "h".repeat(600);
+    assertThatThrownBy(() -> new JobReadRequest("train", 0, 1, 0, 0, null, 1, 1, List.of(long_)))
+        .hasMessageContaining("Invalid location in avoid")
+        .satisfies(e -> assertThat(e.getMessage()).hasSizeLessThan(400));
+  }
+
+  @Test
+  void aLoadNamesItsReplicasWithinBounds() {
+    LoadRequest replicated =
+        LoadRequest.parse(json("{\"name\": \"e\", \"table\": \"/t\", \"replicas\": 2}"));
+    assertThat(replicated.spec().replicas()).isEqualTo(2);
+    assertThat(LoadRequest.parse(replicated.toJson())).isEqualTo(replicated);
+    LoadRequest single = LoadRequest.parse(json("{\"name\": \"e\", \"table\": \"/t\"}"));
+    assertThat(single.spec().replicas()).isEqualTo(1);
+    assertThat(Json.parseObject(single.toJson(), "load").has("replicas")).isFalse();
+    for (String value : new String[] {"0", "4", "-1"}) {
+      assertThatThrownBy(
+              () ->
+                  LoadRequest.parse(
+                      json("{\"name\": \"e\", \"table\": \"/t\", \"replicas\": " + value + "}")))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("Invalid replicas: " + value);
+    }
+  }
+
+  @Test
   void aJobReadOutsideItsWorldIsRefused() {
     assertThatThrownBy(() -> new JobReadRequest("train", 0, 2, 2, 0, null, 1))
         .hasMessageContaining("Invalid rank: 2");

@@ -102,6 +102,32 @@ class TicketSignerTest {
     assertRefused(signer, altered, "signature does not match");
   }
 
+  /**
+   * A ticket placed around nodes a reader could not reach signs those nodes: the serving node
+   * places slices by them, so a reader who took one out would be served another placement's rows.
+   */
+  @Test
+  void ticketsPlacedAroundNodesSignTheNodes() {
+    TicketSigner signer = signer(NOW);
+    assertThat(JOB.canonical()).doesNotContain("avoid");
+    JobTicket avoiding =
+        new JobTicket(
+            JOB.dataset(),
+            JOB.holder(),
+            JOB.placement(),
+            JOB.job(),
+            JOB.read(),
+            JOB.columns(),
+            1,
+            List.of("grpc+tcp://127.0.0.1:47471"));
+    assertThat(avoiding.canonical())
+        .isEqualTo(JOB.canonical() + "\navoid=[\"grpc+tcp://127.0.0.1:47471\"]");
+    assertThat(signer.verify(signer.sign(avoiding))).isEqualTo(avoiding);
+    ObjectNode altered = Json.parseObject(signer.sign(avoiding).getBytes(), "ticket");
+    altered.remove("avoid");
+    assertRefused(signer, altered, "signature does not match");
+  }
+
   @Test
   void changingAnyFieldBreaksTheSignature() {
     TicketSigner signer = signer(NOW);

@@ -28,10 +28,11 @@ import org.apache.pekko.cluster.sharding.typed.javadsl.EntityRef;
  * entity is moving (its node left or died and sharding has not placed it again yet), asks to it
  * wait; after {@link #PATIENCE} the gateway answers status and layout from the last answer it had,
  * marked stale, so that readers and operators keep getting answers. Readers that plan from a stale
- * layout and find a slice gone plan again.
+ * layout and find a slice gone plan again. A reader failing over from a node it could not reach
+ * asks with a shorter patience: the layout it needs is the one it had, with the standbys it names.
  */
 public final class DatasetQueries {
-  static final Duration PATIENCE = Duration.ofSeconds(3);
+  public static final Duration PATIENCE = Duration.ofSeconds(3);
 
   private final ActorSystem<?> system;
   private final ClusterSharding sharding;
@@ -76,15 +77,26 @@ public final class DatasetQueries {
         this.<DatasetStatus>repeated(name, DatasetEntity.GetStatus::new),
         name,
         lastStatus,
-        status -> status.state() != DatasetState.ABSENT);
+        status -> status.state() != DatasetState.ABSENT,
+        PATIENCE);
   }
 
   public CompletionStage<Answer<DatasetEntity.LayoutReply>> layout(String name) {
+    return layout(name, PATIENCE);
+  }
+
+  /**
+   * The layout, or the last one known if the dataset's entity does not answer within {@code
+   * patience}: a reader switching to the standbys of a node it could not reach asks so, since the
+   * cluster may not have noticed that node's death yet and the dataset's entity may live there.
+   */
+  public CompletionStage<Answer<DatasetEntity.LayoutReply>> layout(String name, Duration patience) {
     return remembered(
         this.<DatasetEntity.LayoutReply>repeated(name, DatasetEntity.GetLayout::new),
         name,
         lastLayout,
-        reply -> reply.status().state() != DatasetState.ABSENT);
+        reply -> reply.status().state() != DatasetState.ABSENT,
+        patience);
   }
 
   /**
@@ -122,7 +134,8 @@ public final class DatasetQueries {
       CompletionStage<T> ask,
       String name,
       Map<String, T> last,
-      java.util.function.Predicate<T> exists) {
+      java.util.function.Predicate<T> exists,
+      Duration patience) {
     CompletableFuture<T> fresh = ask.toCompletableFuture();
     // Only what exists is remembered: a name nobody loaded must not take memory for good.
     fresh.thenAccept(
@@ -135,7 +148,7 @@ public final class DatasetQueries {
         });
     CompletableFuture<Answer<T>> answer = fresh.thenApply(value -> new Answer<>(value, false));
     CompletableFuture<Answer<T>> fallback = new CompletableFuture<>();
-    CompletableFuture.delayedExecutor(PATIENCE.toMillis(), TimeUnit.MILLISECONDS)
+    CompletableFuture.delayedExecutor(patience.toMillis(), TimeUnit.MILLISECONDS)
         .execute(
             () -> {
               T known = last.get(name);

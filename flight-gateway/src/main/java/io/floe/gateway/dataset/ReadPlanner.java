@@ -10,11 +10,14 @@ import java.util.List;
 import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightEndpoint;
 import org.apache.arrow.flight.FlightInfo;
+import org.apache.arrow.flight.Location;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
  * Plans a read: maps a shard to its global row range, the range to slice parts, and each part to an
- * endpoint whose ticket names exactly those rows, located at the node that holds the slice.
+ * endpoint whose ticket names exactly those rows, located at the node that holds the slice and then
+ * at the nodes holding its other copies (a dataset of several replicas), which a reader tries in
+ * turn when one fails.
  */
 final class ReadPlanner {
   private final TicketSigner tickets;
@@ -35,10 +38,12 @@ final class ReadPlanner {
     double bytes = 0;
     for (DatasetLayout.SlicePart part : layout.parts(range[0], range[1])) {
       FloeTicket ticket = new FloeTicket(layout.name(), part.sliceId(), part.from(), part.to());
-      endpoints.add(
-          new FlightEndpoint(
-              tickets.sign(ticket), SliceHolders.location(part.sliceId(), part.holder())));
       DatasetLayout.SliceRows slice = slice(layout, part.sliceId());
+      Location[] holders =
+          slice.holders().stream()
+              .map(holder -> SliceHolders.location(part.sliceId(), holder))
+              .toArray(Location[]::new);
+      endpoints.add(new FlightEndpoint(tickets.sign(ticket), holders));
       bytes += slice.rows() == 0 ? 0 : (double) slice.bytes() * part.rows() / slice.rows();
     }
     return FlightInfo.builder(schema, descriptor, endpoints)

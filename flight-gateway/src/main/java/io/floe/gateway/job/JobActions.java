@@ -157,7 +157,8 @@ public final class JobActions {
 
   /** Plans a rank's read of an epoch (or part of it) on the layout that epoch reads. */
   public FlightInfo plan(JobReadRequest request, FlightDescriptor descriptor) {
-    JobLayouts.EpochLayout epoch = layouts.forPlan(request.job(), request.epoch());
+    JobLayouts.EpochLayout epoch =
+        layouts.forPlan(request.job(), request.epoch(), !request.avoid().isEmpty());
     return planner.plan(epoch.job(), epoch.layout(), request, descriptor);
   }
 
@@ -179,11 +180,12 @@ public final class JobActions {
     }
     int[] localOf = new int[layout.slices().size()];
     List<LoadedSlice.Lease> leases = new ArrayList<>();
+    Placement placement = Placement.of(layout, ticket.avoid());
     try {
       for (int s = 0; s < localOf.length; s++) {
         localOf[s] = -1;
         DatasetLayout.SliceRows slice = layout.slices().get(s);
-        if (slice.holder().equals(ticket.holder())) {
+        if (placement.holders().get(placement.holderOf(s)).equals(ticket.holder())) {
           String id = slice.sliceId();
           leases.add(slices.acquire(id).orElseThrow(() -> FlightErrors.sliceNotHeld(id)));
           localOf[s] = leases.size() - 1;

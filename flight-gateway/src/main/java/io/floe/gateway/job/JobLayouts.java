@@ -20,6 +20,9 @@ final class JobLayouts {
   /** A job as its epoch reads it: its status and the layout of that epoch, as placed now. */
   record EpochLayout(JobStatus job, DatasetLayout layout) {}
 
+  /** How long a failing-over plan waits for entities before using what this node last heard. */
+  static final java.time.Duration FAILOVER_PATIENCE = java.time.Duration.ofMillis(300);
+
   private final DatasetQueries datasets;
   private final JobQueries jobs;
   private final ClusterAnswers answers;
@@ -34,13 +37,17 @@ final class JobLayouts {
 
   /**
    * The layout epoch {@code epoch} of {@code job} reads, with where its slices are now (planning
-   * needs that, so it comes from the dataset, not this node's copy).
+   * needs that, so it comes from the dataset, not this node's copy). For a reader that could not
+   * reach a node ({@code failingOver}), the job's and dataset's entities get {@link
+   * #FAILOVER_PATIENCE} to answer before the last answers this node had are used, since they may
+   * live on the node that died; otherwise they get {@link DatasetQueries#PATIENCE}.
    */
-  EpochLayout forPlan(String job, long epoch) {
-    JobStatus status = answers.await(jobs.status(job, epoch));
+  EpochLayout forPlan(String job, long epoch, boolean failingOver) {
+    java.time.Duration patience = failingOver ? FAILOVER_PATIENCE : DatasetQueries.PATIENCE;
+    JobStatus status = answers.await(jobs.statusForPlan(job, epoch, patience));
     String dataset = status.spec().dataset();
     String fingerprint = status.layout().fingerprint();
-    DatasetEntity.LayoutReply serving = answers.await(datasets.layout(dataset)).value();
+    DatasetEntity.LayoutReply serving = answers.await(datasets.layout(dataset, patience)).value();
     DatasetLayout layout =
         serving instanceof DatasetEntity.LayoutReply.Found found
                 && found.layout().fingerprint().equals(fingerprint)
@@ -56,12 +63,13 @@ final class JobLayouts {
   DatasetLayout forTicket(JobTicket ticket) {
     String fingerprint = ticket.read().layout();
     DatasetLayout layout = orders.layout(fingerprint);
-    if (layout != null && Placement.of(layout).fingerprint().equals(ticket.placement())) {
+    if (layout != null
+        && Placement.of(layout, ticket.avoid()).fingerprint().equals(ticket.placement())) {
       return layout;
     }
     // This node's copy of the layout may predate a move: ask the dataset where slices are now.
     layout = held(ticket.dataset(), fingerprint, ticket.job(), ticket.read().epoch());
-    if (!Placement.of(layout).fingerprint().equals(ticket.placement())) {
+    if (!Placement.of(layout, ticket.avoid()).fingerprint().equals(ticket.placement())) {
       throw FlightErrors.error(
           ErrorCode.SLICE_NOT_HELD,
           String.format(

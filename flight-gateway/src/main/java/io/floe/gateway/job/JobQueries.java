@@ -7,9 +7,14 @@ import io.floe.job.JobSpec;
 import io.floe.job.JobStatus;
 import io.floe.job.PinnedLayout;
 import io.floe.job.entity.JobEntity;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
 import org.apache.pekko.cluster.sharding.typed.javadsl.ClusterSharding;
@@ -20,6 +25,18 @@ final class JobQueries {
   private final ActorSystem<?> system;
   private final ClusterSharding sharding;
   private final GatewaySettings settings;
+
+  /** The status each job epoch was last planned with, the most recent few thousand. */
+  private final Map<String, JobStatus> planned =
+      Collections.synchronizedMap(
+          new LinkedHashMap<>(16, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, JobStatus> eldest) {
+              return size() > PLANNED_KEPT;
+            }
+          });
+
+  private static final int PLANNED_KEPT = 4_096;
 
   JobQueries(ActorSystem<?> system, GatewaySettings settings) {
     this.system = system;
@@ -64,6 +81,22 @@ final class JobQueries {
     return this.<JobEntity.JobReply>repeated(
             spec.job(), replyTo -> new JobEntity.Register(spec, layout, replyTo))
         .thenApply(JobQueries::statusOrThrow);
+  }
+
+  /**
+   * A job's status for planning an epoch's read, or the last one this node had for that epoch if
+   * the job's entity does not answer within {@code patience}: a reader failing over asks so, since
+   * the entity may live on the node that died and what an epoch reads does not change. A job
+   * dropped meanwhile still fails at once (its entity answers that).
+   */
+  CompletionStage<JobStatus> statusForPlan(String id, long epoch, Duration patience) {
+    String key = id + '\n' + epoch;
+    CompletableFuture<JobStatus> fresh = status(id, epoch).toCompletableFuture();
+    fresh.thenAccept(status -> planned.put(key, status));
+    JobStatus known = planned.get(key);
+    return known == null
+        ? fresh
+        : fresh.copy().completeOnTimeout(known, patience.toMillis(), TimeUnit.MILLISECONDS);
   }
 
   /** The job's status; with an epoch, that epoch's layout (a new epoch begins on the newest). */

@@ -71,7 +71,7 @@ final class JobReadPlanner {
                 read.share(
                     layout.rows(),
                     orders.order(fingerprint, layout, spec.order(), request.epoch())));
-    Placement placement = Placement.of(layout);
+    Placement placement = Placement.of(layout, request.avoid());
     // Which slices the batches need, block by block: no row is located to plan (the streams do
     // that, each for its own batches), so a plan's work grows with the batches, not their rows.
     boolean[] sliceNeeded = new boolean[layout.slices().size()];
@@ -100,7 +100,8 @@ final class JobReadPlanner {
               spec.job(),
               read,
               spec.columns(),
-              request.batchesPerMessage());
+              request.batchesPerMessage(),
+              request.avoid());
       endpoints.add(
           new FlightEndpoint(tickets.sign(ticket), SliceHolders.location(layout.name(), holder)));
     }

@@ -4,16 +4,23 @@ import io.floe.spec.DatasetLayout;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Which node holds which slice of a layout, as a job read plan cut it: the distinct holders (one
  * endpoint each) and a fingerprint of the whole assignment, which a job ticket carries so that the
  * node serving it takes exactly the slices the planner gave it, or refuses the ticket when its view
  * of the placement differs (a slice moved between plan and read).
+ *
+ * <p>A slice with copies on several nodes is placed on its holder, or on its first standby not
+ * among the nodes to avoid when the holder is (a reader could not reach it); a slice all of whose
+ * holders are avoided stays on its holder, where the read fails and is planned again once the
+ * dataset has moved it.
  */
 final class Placement {
   private final List<String> holders;
@@ -27,13 +34,17 @@ final class Placement {
   }
 
   static Placement of(DatasetLayout layout) {
+    return of(layout, Set.of());
+  }
+
+  static Placement of(DatasetLayout layout, Collection<String> avoid) {
     List<DatasetLayout.SliceRows> slices = layout.slices();
     Map<String, Integer> index = new HashMap<>();
     java.util.ArrayList<String> holders = new java.util.ArrayList<>();
     int[] holderOf = new int[slices.size()];
     MessageDigest digest = sha256();
     for (int s = 0; s < slices.size(); s++) {
-      String holder = slices.get(s).holder();
+      String holder = placed(slices.get(s), avoid);
       Integer known = index.get(holder);
       if (known == null) {
         known = holders.size();
@@ -46,6 +57,18 @@ final class Placement {
     }
     String fingerprint = HexFormat.of().formatHex(digest.digest(), 0, 12);
     return new Placement(List.copyOf(holders), holderOf, fingerprint);
+  }
+
+  private static String placed(DatasetLayout.SliceRows slice, Collection<String> avoid) {
+    if (avoid.isEmpty() || !avoid.contains(slice.holder())) {
+      return slice.holder();
+    }
+    for (String standby : slice.standbys()) {
+      if (!avoid.contains(standby)) {
+        return standby;
+      }
+    }
+    return slice.holder();
   }
 
   private static MessageDigest sha256() {

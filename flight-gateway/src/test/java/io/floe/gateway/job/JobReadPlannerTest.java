@@ -49,7 +49,27 @@ class JobReadPlannerTest {
         "events", 1, null, ArrowSchemas.fromIceberg(TestRows.EVENTS).toJson(), rows);
   }
 
+  /** Slice {@code s} held on node {@code s % 3} with a copy on node {@code (s + 1) % 3}. */
+  private static DatasetLayout replicated(int slices) {
+    List<DatasetLayout.SliceRows> rows = new ArrayList<>(slices);
+    for (DatasetLayout.SliceRows slice : layout(slices).slices()) {
+      int node = rows.size() % HOLDERS.length;
+      rows.add(
+          new DatasetLayout.SliceRows(
+              slice.sliceId(),
+              slice.rows(),
+              slice.bytes(),
+              HOLDERS[node],
+              List.of(HOLDERS[(node + 1) % HOLDERS.length])));
+    }
+    return new DatasetLayout("events", 1, null, layout(slices).arrowSchemaJson(), rows);
+  }
+
   private static FlightInfo plan(DatasetLayout layout) {
+    return plan(layout, List.of());
+  }
+
+  private static FlightInfo plan(DatasetLayout layout, List<String> avoid) {
     JobSpec spec =
         new JobSpec(
             "train",
@@ -77,7 +97,7 @@ class JobReadPlannerTest {
             0,
             0,
             List.of());
-    JobReadRequest request = new JobReadRequest("train", 0, 2, 1, 0, 32L, 1);
+    JobReadRequest request = new JobReadRequest("train", 0, 2, 1, 0, 32L, 1, 1, avoid);
     return new JobReadPlanner(TICKETS, new JobOrders())
         .plan(job, layout, request, FlightDescriptor.command(request.toJson()));
   }
@@ -114,5 +134,39 @@ class JobReadPlannerTest {
 
     assertThat(after.fingerprint()).isEqualTo(before.fingerprint());
     assertThat(Placement.of(after).fingerprint()).isNotEqualTo(Placement.of(before).fingerprint());
+  }
+
+  @Test
+  void aReaderAvoidingANodeIsSentToTheCopiesOfItsSlices() {
+    DatasetLayout layout = replicated(300);
+    FlightInfo whole = plan(layout);
+    FlightInfo avoiding = plan(layout, List.of(HOLDERS[0]));
+
+    assertThat(whole.getEndpoints()).hasSize(3);
+    List<String> holders = new ArrayList<>();
+    for (FlightEndpoint endpoint : avoiding.getEndpoints()) {
+      JobTicket ticket = (JobTicket) TICKETS.verify(endpoint.getTicket());
+      holders.add(ticket.holder());
+      assertThat(ticket.avoid()).containsExactly(HOLDERS[0]);
+      // The serving node places the slices as the plan did, from the ticket alone.
+      assertThat(Placement.of(layout, ticket.avoid()).fingerprint())
+          .isEqualTo(ticket.placement())
+          .isNotEqualTo(Placement.of(layout).fingerprint());
+    }
+    assertThat(holders).containsExactlyInAnyOrder(HOLDERS[1], HOLDERS[2]);
+    Placement placement = Placement.of(layout, List.of(HOLDERS[0]));
+    for (int s = 0; s < layout.slices().size(); s++) {
+      String placed = placement.holders().get(placement.holderOf(s));
+      assertThat(placed).isIn(layout.slices().get(s).holders()).isNotEqualTo(HOLDERS[0]);
+    }
+  }
+
+  @Test
+  void aSliceWithoutACopyElsewhereStaysOnItsHolder() {
+    DatasetLayout single = layout(30);
+    Placement placement = Placement.of(single, List.of(HOLDERS[0]));
+
+    assertThat(placement.fingerprint()).isEqualTo(Placement.of(single).fingerprint());
+    assertThat(placement.holders()).containsExactlyInAnyOrder(HOLDERS);
   }
 }
