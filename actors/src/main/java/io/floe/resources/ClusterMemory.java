@@ -64,7 +64,10 @@ public final class ClusterMemory {
   /** Admitted loads still loading, by {@link #key}, and what each reserved. */
   private final Map<String, MemoryNeed> reserved = new LinkedHashMap<>();
 
-  /** Loads waiting for the ones in flight, first come first decided. */
+  /**
+   * Loads waiting for the ones in flight, in the order they came; all are decided again, in that
+   * order, each time one in flight ends (one that fits then goes ahead of a larger one before it).
+   */
   private final Map<String, Waiting> queue = new LinkedHashMap<>();
 
   /**
