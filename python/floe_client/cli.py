@@ -150,11 +150,11 @@ def size(n: int) -> str:
 
 
 def _status_table(replies: List[dict]) -> None:
-    table = Table("dataset", "state", "slices", "rows", "size", "snapshot", "source")
+    table = Table("dataset", "state", "slices", "rows", "size", "snapshot", "source", "owner")
     for s in map(DatasetStatus.of, replies):
         table.add_row(
             s.name, s.state, f"{s.slices_loaded}/{s.slices_total}", f"{s.rows:,}", size(s.bytes),
-            "" if s.snapshot_id is None else str(s.snapshot_id), str(s.source or ""),
+            "" if s.snapshot_id is None else str(s.snapshot_id), str(s.source or ""), str(s.owner or ""),
         )
     out.print(table)
 
@@ -490,6 +490,8 @@ def job(
         j = JobStatus.of(reply)
         out.print(f"[bold]{j.job}[/bold] on {j.dataset}: mode {j.mode}, "
                   f"{j.batch_rows} rows a batch, {j.batches_per_epoch} batches an epoch")
+        if j.owner is not None:
+            out.print(f"registered by {j.owner}")
         c = j.counters
         out.print(f"rows leased {c.rows_leased:,}, rows acknowledged {c.rows_acknowledged:,}, "
                   f"rows reissued {c.rows_reissued:,}, leases active {c.leases_active:,}")

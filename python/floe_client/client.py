@@ -91,6 +91,34 @@ class Part:
             raise FloeError(f"Unreadable Floe ticket {raw!r}: {e}", code="INTERNAL") from e
 
 
+def _bearer(token: str) -> List[Tuple[bytes, bytes]]:
+    if not token.strip() or any(c.isspace() for c in token):
+        raise ValueError("Invalid token: empty or with whitespace")
+    return [(b"authorization", b"Bearer " + token.encode("ascii"))]
+
+
+class _TokenFile:
+    """A bearer token kept in a file that is renewed in place (a projected ServiceAccount token):
+    read again when its modification time or size changes, looked at on every call (a stat)."""
+
+    def __init__(self, path: Union[str, os.PathLike]):
+        self.path = os.fspath(path)
+        self._lock = threading.Lock()
+        self._seen: Optional[Tuple[int, int]] = None
+        self._headers: List[Tuple[bytes, bytes]] = []
+        self.headers()  # a missing or empty file fails here, not on the first call
+
+    def headers(self) -> List[Tuple[bytes, bytes]]:
+        stat = os.stat(self.path)
+        seen = (stat.st_mtime_ns, stat.st_size)
+        with self._lock:
+            if seen != self._seen:
+                with open(self.path, encoding="ascii") as f:
+                    self._headers = _bearer(f.read().strip())
+                self._seen = seen
+            return self._headers
+
+
 class FloeClient:
     """A handle on a Floe cluster through one of its nodes.
 
@@ -113,6 +141,10 @@ class FloeClient:
         defaults to the ``FLOE_TOKEN`` environment variable. Nodes without anonymous callers
         refuse calls without a known token (:class:`~floe_client.errors.Unauthenticated`), and a reader's
         token cannot load or drop (:class:`~floe_client.errors.Unauthorized`).
+    :param token_file: instead of ``token``, a file holding it, read again whenever it changes:
+        a Kubernetes pod's projected ServiceAccount token, which the kubelet renews before it
+        expires (docs/security.md, "Kubernetes callers"); defaults to the ``FLOE_TOKEN_FILE``
+        environment variable when no token is given.
     """
 
     def __init__(
@@ -124,6 +156,7 @@ class FloeClient:
         queue_batches: int = 4,
         timeout: Optional[float] = None,
         token: Optional[str] = None,
+        token_file: Union[str, os.PathLike, None] = None,
         tls_root_certs: Union[str, bytes, os.PathLike, None] = None,
         cert_chain: Union[str, bytes, os.PathLike, None] = None,
         private_key: Union[str, bytes, os.PathLike, None] = None,
@@ -137,10 +170,13 @@ class FloeClient:
         self.prefetch = prefetch
         self.queue_batches = queue_batches
         self.timeout = timeout
-        token = token if token is not None else os.environ.get("FLOE_TOKEN") or None
-        if token is not None and (not token.strip() or any(c.isspace() for c in token)):
-            raise ValueError("Invalid token: empty or with whitespace")
-        self._headers = [(b"authorization", b"Bearer " + token.encode("ascii"))] if token else None
+        if token is not None and token_file is not None:
+            raise ValueError("token and token_file exclude each other")
+        token = token if token is not None or token_file is not None else os.environ.get("FLOE_TOKEN") or None
+        if token is None and token_file is None and os.environ.get("FLOE_TOKEN_FILE"):
+            token_file = os.environ["FLOE_TOKEN_FILE"]
+        self._token_file = _TokenFile(token_file) if token_file is not None else None
+        self._headers = _bearer(token) if token else None
         if (cert_chain is None) != (private_key is None):
             raise ValueError("cert_chain and private_key go together (mutual TLS)")
         if tls_root_certs is None and os.environ.get("FLOE_TLS_CA_FILE"):
@@ -154,6 +190,7 @@ class FloeClient:
         }
         self._clients: Dict[str, fl.FlightClient] = {}
         self._nodes: Dict[str, None] = {self.address: None}  # every node seen, in order
+        self._versions: Dict[str, int] = {}  # the protocol version each node asked speaks
         self._lock = threading.Lock()
         self._closed = False
 
@@ -201,9 +238,8 @@ class FloeClient:
 
     def _options(self, timeout: bool = True) -> fl.FlightCallOptions:
         """Options for a call: the token's header, and the timeout of actions and plans."""
-        return fl.FlightCallOptions(
-            timeout=self.timeout if timeout and self.timeout else None, headers=self._headers
-        )
+        headers = self._token_file.headers() if self._token_file is not None else self._headers
+        return fl.FlightCallOptions(timeout=self.timeout if timeout and self.timeout else None, headers=headers)
 
     def close(self) -> None:
         """Closes every connection the client opened."""
@@ -510,9 +546,27 @@ class FloeClient:
         """Plans a shard through any known node; answers (info, node). See :meth:`_plan_any`."""
         return self._plan_any(self._descriptor(dataset, shard_index, shard_count), dataset)
 
-    def _plan_any(self, descriptor: fl.FlightDescriptor, what: str):
+    def _speaks(self, uri: str, version: int) -> bool:
+        """Whether the node at ``uri`` speaks protocol ``version`` or later: asked once (``cluster``)
+        and remembered. A node that cannot be reached raises pyarrow's error, as a plan through it
+        would; an answer without a version is version 1."""
+        with self._lock:
+            known = self._versions.get(uri)
+        if known is None:
+            results = list(self._flight(uri).do_action(fl.Action("cluster", b""), options=self._options()))
+            try:
+                known = int(json.loads(results[0].body.to_pybytes()).get("protocol_version", 1))
+            except (IndexError, ValueError, TypeError, AttributeError):
+                known = 1
+            with self._lock:
+                self._versions[uri] = known
+        return known >= version
+
+    def _plan_any(self, descriptor, what: str):
         """Plans ``descriptor`` through any known node, retrying while that can help; answers
-        (info, node).
+        (info, node). ``descriptor`` is a FlightDescriptor, or a function of the node's URI that
+        makes one the node can read (fields of a later protocol version only for nodes that speak
+        it).
 
         A request error (bad shard, ...) ends it at once. "No dataset" (or "unknown job") ends it
         only when every node that answered said so: a node that is leaving the cluster may no
@@ -525,7 +579,8 @@ class FloeClient:
             unreachable: Optional[BaseException] = None
             for uri in self._known():
                 try:
-                    info = self._flight(uri).get_flight_info(descriptor, options=self._options())
+                    command = descriptor(uri) if callable(descriptor) else descriptor
+                    info = self._flight(uri).get_flight_info(command, options=self._options())
                     self._saw(info)
                     return info, uri
                 except pa.ArrowException as e:

@@ -424,10 +424,16 @@ class _ChunkFetcher:
         while True:
             if self.cancelled.is_set():
                 raise _Cancelled(what)
-            descriptor = job_descriptor(
-                self.spec, self.epoch, self.world_size, self.rank, indices.start, indices[-1] + 1, indices.step,
-                batches_per_message(self.rows, len(indices)), self._avoided(),
-            )
+            grouped, avoid = batches_per_message(self.rows, len(indices)), self._avoided()
+
+            def descriptor(uri: str) -> fl.FlightDescriptor:
+                # Version 2 added batches_per_message and avoid: a node of version 1 refuses them.
+                later = self.client._speaks(uri, 2)
+                return job_descriptor(
+                    self.spec, self.epoch, self.world_size, self.rank, indices.start, indices[-1] + 1, indices.step,
+                    grouped if later else 1, avoid if later else (),
+                )
+
             try:
                 info, planned_through = self.client._plan_any(descriptor, what)
                 return self._read(info, planned_through, indices, what)

@@ -41,6 +41,22 @@ class Source:
 
 
 @dataclass(frozen=True)
+class Owner:
+    """Who loaded a dataset or registered a job: its caller's ``tenant`` and the ``caller``
+    (a token file's name); ``caller`` is None for what was there before nodes kept owners."""
+
+    tenant: str
+    caller: Optional[str] = None
+
+    @classmethod
+    def of(cls, reply: Optional[dict]) -> Optional["Owner"]:
+        return None if reply is None else cls(reply["tenant"], reply.get("caller"))
+
+    def __str__(self) -> str:
+        return f"{self.tenant}/{self.caller}" if self.caller else self.tenant
+
+
+@dataclass(frozen=True)
 class Refresh:
     """A dataset's last refresh: RUNNING, DONE, UNCHANGED or FAILED (with ``error``)."""
 
@@ -99,6 +115,8 @@ class DatasetStatus:
     decoders: Dict[str, int] = field(default_factory=dict)
     stale: bool = False
     dropped: bool = False
+    owner: Optional[Owner] = None
+    replicas: int = 1  # nodes holding each slice; 0 for ABSENT, 1 from nodes that predate replicas
 
     @classmethod
     def of(cls, reply: dict) -> "DatasetStatus":
@@ -110,6 +128,8 @@ class DatasetStatus:
             error=Error.of(reply.get("error")), decoders=dict(reply.get("decoders") or {}),
             retained_layouts=[RetainedLayout.of(layout) for layout in reply.get("retained_layouts") or []],
             stale=reply.get("stale", False), dropped=reply.get("dropped", False),
+            owner=Owner.of(reply.get("owner")),
+            replicas=int(reply.get("replicas", 0 if reply.get("state") == "ABSENT" else 1)),
         )
 
     @property
@@ -178,6 +198,8 @@ class JobStatus:
     epochs: List[EpochProgress] = field(default_factory=list)
     settings: Dict[str, object] = field(default_factory=dict)
     dropped: bool = False
+    owner: Optional[Owner] = None
+    replicas: int = 1  # nodes holding each slice; 0 for ABSENT, 1 from nodes that predate replicas
 
     # The job's settings as register_job took them: kept whole in ``settings``.
     _SETTINGS = ("seed", "shuffle", "columns", "tail", "block_rows", "window_blocks", "run_rows", "lease_timeout_ms", "pin_layout")
@@ -193,6 +215,8 @@ class JobStatus:
             epochs=[EpochProgress.of(e) for e in reply.get("epochs") or []],
             settings={k: reply[k] for k in cls._SETTINGS if k in reply},
             dropped=reply.get("dropped", False),
+            owner=Owner.of(reply.get("owner")),
+            replicas=int(reply.get("replicas", 0 if reply.get("state") == "ABSENT" else 1)),
         )
 
 

@@ -1,5 +1,7 @@
 """A node with bearer tokens and no anonymous callers, through the Python client and plain pyarrow:
-readers read and run jobs, only operators load, unknown or missing tokens are refused with codes."""
+readers read and run jobs, only operators load, unknown or missing tokens are refused with codes;
+an operator of another tenant cannot drop a dataset, nor another reader a job (PERMISSION_DENIED),
+and status shows who owns them."""
 
 from __future__ import annotations
 
@@ -14,13 +16,17 @@ from floe_client.errors import Unauthenticated, Unauthorized
 
 OPERATOR = "py-operator-token-0123456789"
 READER = "py-reader-token-0123456789"
+OTHER_TENANT = "py-other-tenant-token-0123456789"
+OTHER_READER = "py-other-reader-token-0123456789"
 
 
 @pytest.fixture(scope="module")
 def secured(classpath, tmp_path_factory, sample_table):
     directory = tmp_path_factory.mktemp("auth")
     tokens = directory / "tokens"
-    tokens.write_text(f"operator ops {OPERATOR}\nreader trainer {READER}\n")
+    # Lines of the old three-field form (the default tenant) beside lines naming a tenant.
+    tokens.write_text(f"operator ops {OPERATOR}\nreader trainer {READER}\n"
+                      f"operator team-b-ops {OTHER_TENANT} tenant=team-b\nreader other {OTHER_READER}\n")
     node = Node(classpath, directory / "node.log", settings={"floe.security.auth.tokens-file": str(tokens)})
     try:
         node.wait_ready()
@@ -66,3 +72,24 @@ def test_plain_pyarrow_sees_the_code(secured):
     with fl.connect(address) as raw:
         answer = json.loads(list(raw.do_action(fl.Action("list", b""), options=options))[0].body.to_pybytes())
     assert isinstance(answer, list)
+
+
+def test_owners_and_the_changes_they_allow(secured):
+    address, table = secured
+    with FloeClient(address, token=OPERATOR) as operator:
+        operator.load("owned", str(table), filter="id < 1000")
+        assert operator.status("owned")["owner"] == {"tenant": "default", "caller": "ops"}
+    with FloeClient(address, token=OTHER_TENANT) as other:
+        with pytest.raises(Unauthorized) as denied:
+            other.drop("owned")
+        assert denied.value.floe_code == "PERMISSION_DENIED"
+        assert "belongs to tenant 'default'" in denied.value.description
+        assert "'team-b-ops' of tenant 'team-b'" in denied.value.description
+    with FloeClient(address, token=READER) as reader, FloeClient(address, token=OTHER_READER) as other:
+        reader.register_job("owned-job", "owned", 100)
+        assert [j["owner"] for j in other.list_jobs() if j["job"] == "owned-job"] == [
+            {"tenant": "default", "caller": "trainer"}]
+        with pytest.raises(Unauthorized) as denied:
+            other.drop_job("owned-job")
+        assert denied.value.floe_code == "PERMISSION_DENIED" and "'owned-job'" in denied.value.description
+        assert reader.drop_job("owned-job")["dropped"]

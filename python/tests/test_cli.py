@@ -83,7 +83,8 @@ def test_job_and_cluster(address, job_data):
     job = floe(address, "--json", "job", "cli-job")
     assert job.exit_code == 0, job.output
     assert json.loads(job.stdout)["job"] == "cli-job"
-    assert "cli-job" in floe(address, "job", "cli-job").output
+    shown = floe(address, "job", "cli-job").output
+    assert "cli-job" in shown and "registered by default/anonymous" in shown
     listed = floe(address, "--json", "jobs")
     assert listed.exit_code == 0, listed.output
     assert "cli-job" in [j["job"] for j in json.loads(listed.stdout)]

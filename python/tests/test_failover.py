@@ -189,7 +189,7 @@ def replicated(classpath, sample_table, tmp_path):
         nodes.start()
         with FloeClient(nodes.nodes[0].address, timeout=300) as client:
             status = client.load("copies", str(sample_table), columns=COLUMNS, batch_rows=BATCH_ROWS, replicas=2)
-            assert status["state"] == "READY", status
+            assert status["state"] == "READY" and status["replicas"] == 2, status
         yield nodes
     finally:
         nodes.kill()

@@ -160,6 +160,12 @@ OVERRIDES = {
                                "serviceMonitor": {"enabled": True, "labels": {"release": "kube-prometheus-stack"}},
                                "grafanaDashboard": {"enabled": True}}},
     "anonymous readers beside tokens": {"auth": {"anonymous": "reader"}},
+    "kubernetes callers, confined flight": {
+        "auth": {"kubernetes": {"enabled": True, "audience": "floe-prod"}},
+        "networkPolicy": {"metricsFrom": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}},
+                                           "podSelector": {"matchLabels": {"app": "prometheus"}}}],
+                          "flightFrom": [{"namespaceSelector": {"matchLabels": {"floe-client": "true"}}}]}},
+    "no network policy": {"networkPolicy": {"enabled": False}},
 }
 
 
@@ -333,6 +339,53 @@ def test_auth_off_with_no_anonymous_role_is_refused_by_name(helm):
         render(helm, auth__enabled=False, auth__anonymous="none")
 
 
+def test_the_network_policy_lets_only_the_nodes_and_prometheus_reach_management_and_remoting(helm):
+    """The management port serves /metrics (job names as labels), membership and the shard layout
+    to whoever reaches it: by default only the other nodes and Prometheus may, remoting only the
+    nodes, Flight anyone (its calls are authenticated); every port the container opens has a
+    rule, by the container's own port names."""
+    docs = render(helm)
+    policy = one(docs, "NetworkPolicy")
+    statefulset = one(docs, "StatefulSet")
+    nodes = {"podSelector": {"matchLabels": statefulset["spec"]["selector"]["matchLabels"]}}
+    assert policy["spec"]["podSelector"] == nodes["podSelector"]
+    assert policy["spec"]["policyTypes"] == ["Ingress"]
+    sources: Dict[str, List[Optional[list]]] = {}
+    for rule in policy["spec"]["ingress"]:
+        for port in rule["ports"]:
+            sources.setdefault(port["port"], []).append(rule.get("from"))
+    assert set(sources) == {p["name"] for p in container(docs)["ports"]} == {"flight", "remoting", "management"}
+    assert sources["flight"] == [None]
+    assert sources["remoting"] == [[nodes]]
+    prometheus = {"namespaceSelector": {}, "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}}
+    assert sorted(map(json.dumps, sum(sources["management"], []))) == sorted(map(json.dumps, [nodes, prometheus]))
+
+    confined = render(helm, values=OVERRIDES["kubernetes callers, confined flight"])
+    rules = one(confined, "NetworkPolicy")["spec"]["ingress"]
+    assert [r.get("from") for r in rules if r["ports"][0]["port"] == "flight"] == [
+        [{"namespaceSelector": {"matchLabels": {"floe-client": "true"}}}]]
+    assert rules[-1]["from"] == [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}},
+                                  "podSelector": {"matchLabels": {"app": "prometheus"}}}]
+    assert not [d for d in render(helm, values=OVERRIDES["no network policy"]) if d["kind"] == "NetworkPolicy"]
+
+
+def test_kubernetes_callers_let_the_nodes_review_tokens_and_nothing_more(helm):
+    docs = render(helm, values=OVERRIDES["kubernetes callers, confined flight"])
+    variables = env(docs)
+    assert variables["FLOE_AUTH_KUBERNETES"]["value"] == "true"
+    assert variables["FLOE_AUTH_KUBERNETES_AUDIENCE"]["value"] == "floe-prod"
+    binding = one(docs, "ClusterRoleBinding")
+    # system:auth-delegator grants create on tokenreviews and subjectaccessreviews, nothing else.
+    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                  "name": "system:auth-delegator"}
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": one(docs, "ServiceAccount")["metadata"]["name"],
+                                    "namespace": "data"}]
+    assert "ClusterRoleBinding" not in {d["kind"] for d in render(helm)}
+    assert "FLOE_AUTH_KUBERNETES" not in env(render(helm))
+    with pytest.raises(RenderError, match="auth.kubernetes.enabled needs auth.enabled"):
+        render(helm, values={"auth": {"enabled": False, "anonymous": "reader", "kubernetes": {"enabled": True}}})
+
+
 def test_tls_off_drops_the_certificate_and_the_tls_transport(helm):
     docs = render(helm, tls__enabled=False)
     assert not {"FLOE_TLS_CERT_FILE", "FLOE_REMOTE_TRANSPORT", "FLOE_REMOTE_TLS_DIR"} & set(env(docs))
@@ -349,6 +402,8 @@ def test_tls_off_drops_the_certificate_and_the_tls_transport(helm):
     ({"config": {"loadThreads": -2}}, "/config/loadThreads"),
     ({"config": {"logFormat": "xml"}}, "/config/logFormat"),
     ({"auth": {"anonymous": "admin"}}, "/auth/anonymous"),
+    ({"auth": {"kubernetes": {"audience": ""}}}, "/auth/kubernetes/audience"),
+    ({"networkPolicy": {"prometheus": {}}}, "prometheus"),
     ({"terminationGracePeriodSeconds": "long"}, "/terminationGracePeriodSeconds"),
     # The values before this chart version: refused by name rather than ignored.
     ({"authSecretName": ""}, "authSecretName"),

@@ -31,8 +31,9 @@ import pytest
 yaml = pytest.importorskip("yaml")
 
 import kube  # noqa: E402
-from conftest import _die_with_parent, _java, end_process, free_port  # noqa: E402
+from conftest import Node, _die_with_parent, _java, end_process, free_port  # noqa: E402
 from floe_client import FloeClient  # noqa: E402
+from floe_client.errors import Unauthenticated  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "k8s" / "helm" / "floe"
@@ -429,3 +430,105 @@ def test_a_node_whose_service_account_has_no_role_binding_logs_the_permission_it
         assert {e["code"] for e in refused()} == {403}, refused()
     finally:
         node.stop(graceful=False)
+
+
+# -- Kubernetes callers: ServiceAccount tokens reviewed by the API server --------------------------
+
+IDENTITY_NAMESPACE = "floe-identity"
+TEAM = "team-a"
+AUDIENCE = "floe"
+IDENTITY_OPERATOR = "identity-operator-token-0123456789"
+
+
+def identity_node(api: kube.ApiServer, classpath: str, root: Path, account: str, tokens: Path) -> Node:
+    """A node that reviews Kubernetes callers' tokens as ServiceAccount `account` of
+    IDENTITY_NAMESPACE, with its token and the API server's CA where the kubelet would mount them."""
+    mount = root / f"serviceaccount-{account}"
+    mount.mkdir()
+    (mount / "token").write_text(api.run("create", "token", account, "-n", IDENTITY_NAMESPACE,
+                                         "--duration=1h").stdout.strip())
+    shutil.copy(api.ca, mount / "ca.crt")
+    return Node(classpath, root / f"node-{account}.log",
+                settings={"floe.security.auth.tokens-file": str(tokens),
+                          "floe.security.auth.kubernetes.enabled": "true",
+                          "floe.security.auth.kubernetes.audience": AUDIENCE,
+                          "pekko.discovery.kubernetes-api.api-ca-path": str(mount / "ca.crt"),
+                          "pekko.discovery.kubernetes-api.api-token-path": str(mount / "token")},
+                env={"KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": str(api.port)})
+
+
+def test_a_node_takes_a_trainers_service_account_token_and_its_namespace_is_the_tenant(
+        api, classpath, sample_table, tmp_path):
+    """A node whose ServiceAccount may create tokenreviews (system:auth-delegator) authenticates a
+    trainer by its own ServiceAccount token minted for Floe's audience (TokenRequest), as the token
+    file's `system:serviceaccount:...` line makes it, in its namespace's tenant; a token of another
+    audience, or of a ServiceAccount no line names, is refused UNAUTHENTICATED. The trainer's
+    client reads the token from its file (as a pod's projected token), again when it changes. Once
+    the node's ServiceAccount may no longer review tokens, it refuses a new trainer token
+    UNAUTHENTICATED and logs the permission it lacks."""
+    for name in (IDENTITY_NAMESPACE, TEAM):
+        namespace(api, name, restricted=False)
+    api.apply({"apiVersion": "v1", "kind": "ServiceAccount",
+               "metadata": {"name": "floe", "namespace": IDENTITY_NAMESPACE}})
+    for account in ("trainer", "stranger"):
+        api.apply({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": account, "namespace": TEAM}})
+    api.apply({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+               "metadata": {"name": "floe-identity-token-review"},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                           "name": "system:auth-delegator"},
+               "subjects": [{"kind": "ServiceAccount", "name": "floe", "namespace": IDENTITY_NAMESPACE}]})
+
+    def token(account: str, namespace_name: str, *audience: str) -> str:
+        return api.run("create", "token", account, "-n", namespace_name, "--duration=1h",
+                       *(f"--audience={a}" for a in audience)).stdout.strip()
+
+    tokens = tmp_path / "tokens"
+    tokens.write_text(f"operator ops {IDENTITY_OPERATOR}\n"
+                      f"reader trainer system:serviceaccount:{TEAM}:trainer\n")
+    node = identity_node(api, classpath, tmp_path, "floe", tokens)
+    try:
+        node.wait_ready()
+        with FloeClient(node.address, token=IDENTITY_OPERATOR) as operator:
+            operator.load("identity", str(sample_table), filter="id < 1000")
+        trainer_token = token("trainer", TEAM, AUDIENCE)
+        projected = tmp_path / "projected-token"
+        projected.write_text(trainer_token)
+        with FloeClient(node.address, token_file=projected, patience=1.0) as trainer:
+            assert sum(b.num_rows for b in trainer.read_shard("identity", 0, 1)) == 1000
+            registered = trainer.register_job("identity-job", "identity", 100)
+            assert registered["owner"] == {"tenant": TEAM, "caller": "trainer"}
+            assert trainer.drop_job("identity-job")["dropped"]
+            # The kubelet renews the file in place; the client sends what it holds now.
+            projected.write_text(token("trainer", TEAM))
+            with pytest.raises(Unauthenticated):
+                trainer.list()
+        refused = {
+            "another audience (the API server's own)": (token("trainer", TEAM), "Unknown bearer token"),
+            "a ServiceAccount no line names": (token("stranger", TEAM, AUDIENCE),
+                                               f"system:serviceaccount:{TEAM}:stranger' has no role"),
+        }
+        for why, (presented, said) in refused.items():
+            with FloeClient(node.address, token=presented, patience=1.0) as caller:
+                with pytest.raises(Unauthenticated) as raised:
+                    caller.list()
+                assert raised.value.floe_code == "UNAUTHENTICATED", why
+                assert said in raised.value.description, why
+        assert trainer_token not in node.log.read_text(errors="replace"), "tokens are never logged"
+
+        # Without its binding to system:auth-delegator the API server refuses the node's reviews
+        # (403) once RBAC's caches see the deletion. A fresh token: accepted reviews are cached.
+        api.run("delete", "clusterrolebinding", "floe-identity-token-review")
+        fresh = token("trainer", TEAM, AUDIENCE)
+        deadline = time.monotonic() + 30
+        with FloeClient(node.address, token=fresh, patience=1.0) as caller:
+            while True:
+                with pytest.raises(Unauthenticated) as raised:
+                    caller.list()
+                if "could not be reviewed" in raised.value.description or time.monotonic() > deadline:
+                    break
+        assert "could not be reviewed" in raised.value.description, raised.value.description
+        log = node.log.read_text(errors="replace")
+        assert "HTTP 403" in log and "system:auth-delegator" in log, log[-3000:]
+        assert fresh not in log and trainer_token not in log, "tokens are never logged"
+    finally:
+        node.stop()

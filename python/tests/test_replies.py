@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from floe_client import DatasetStatus, FloeClient, JobStatus, ResourceExhausted
-from floe_client.replies import ClusterView, Done, Error, Leased, Source, Wait, ack_status, lease_reply
+from floe_client.replies import ClusterView, Done, Error, Leased, Owner, Source, Wait, ack_status, lease_reply
 from conftest import JOB_ROWS
 
 
@@ -26,6 +26,8 @@ def test_a_ready_datasets_status(address, sample):
     assert status.snapshot_id == reply["snapshot_id"] and status.seconds_to_ready == reply["seconds_to_ready"]
     assert status.source == Source(location=reply["source"]["location"]) and str(status.source).endswith("sample")
     assert status.error is None and status.done and not status.stale
+    # Anonymous callers (the test node's) are one caller of the default tenant.
+    assert status.owner == Owner("default", "anonymous") and str(status.owner) == "default/anonymous"
     assert DatasetStatus.of(listed[0]) == status
     assert sum(status.decoders.values()) == status.slices_total
     assert set(reply) <= _names(DatasetStatus), set(reply) - _names(DatasetStatus)
@@ -60,6 +62,7 @@ def test_a_jobs_status(address, job_data):
     assert [e.epoch for e in status.epochs] == [0] and status.epochs[0].leased == 1
     assert JobStatus.of(listed[0]).job == "replies-job" and JobStatus.of(dropped).dropped
     assert [(run.from_epoch, run.layout) for run in status.layouts] == [(0, status.layout)]
+    assert status.owner == Owner("default", "anonymous")
     assert set(reply) <= _names(JobStatus) | set(JobStatus._SETTINGS), set(reply) - _names(JobStatus)
 
 

@@ -47,7 +47,9 @@ final class AbsentDataset extends AbstractBehavior<Command> {
         .onMessage(
             DatasetEntity.GetSliceSpec.class,
             get -> leave(() -> get.replyTo().tell(new DatasetEntity.SliceAssignment.NotWanted())))
-        .onMessage(DatasetEntity.Drop.class, drop -> leave(() -> drop.replyTo().tell(status())))
+        .onMessage(
+            DatasetEntity.Drop.class,
+            drop -> leave(() -> drop.replyTo().tell(new LoadReply.Answered(status()))))
         .onMessage(DatasetEntity.Hold.class, hold -> leave(() -> {}))
         .onMessage(DatasetEntity.Unhold.class, unhold -> leave(() -> {}))
         .onMessage(DatasetEntity.RecordWritten.class, dataset::written)

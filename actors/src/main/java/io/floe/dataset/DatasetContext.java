@@ -252,7 +252,7 @@ final class DatasetContext {
     waiting.forEach(waiters -> waiters.forEach(waiter -> waiter.tell(dropped)));
     asking.forEach(DatasetEntity::notWanted);
     DatasetEntity.LOG.info("Dataset '{}' dropped ({})", name, last.state());
-    drop.replyTo().tell(last);
+    drop.replyTo().tell(new DatasetEntity.LoadReply.Answered(last));
     leave();
     return new AbsentDataset(this);
   }

@@ -9,6 +9,8 @@ import io.floe.serialization.CborSerializable;
 import io.floe.spec.DatasetLayout;
 import io.floe.spec.DatasetSpec;
 import io.floe.table.FailureKind;
+import io.floe.tenant.Owner;
+import io.floe.tenant.Requester;
 import java.util.List;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -71,9 +73,12 @@ public final class DatasetEntity {
 
   /**
    * Load (idempotent for the same spec). The reply comes once planning is done, or, with {@code
-   * untilReady}, once the dataset is READY or FAILED.
+   * untilReady}, once the dataset is READY or FAILED. A load under a name that has a dataset (the
+   * same spec again, or one replacing a failed dataset) must come from its owner's tenant; a new
+   * dataset is owned by the requester.
    */
-  public record Load(DatasetSpec spec, boolean untilReady, ActorRef<LoadReply> replyTo)
+  public record Load(
+      DatasetSpec spec, boolean untilReady, Requester requester, ActorRef<LoadReply> replyTo)
       implements Command {}
 
   public record GetStatus(ActorRef<DatasetStatus> replyTo) implements Command {}
@@ -94,7 +99,8 @@ public final class DatasetEntity {
    * {@code spec} (from a load of the newest snapshot), the dataset's must be the same but for the
    * snapshot.
    */
-  public record Refresh(DatasetSpec spec, boolean untilDone, ActorRef<LoadReply> replyTo)
+  public record Refresh(
+      DatasetSpec spec, boolean untilDone, Requester requester, ActorRef<LoadReply> replyTo)
       implements Command {}
 
   /**
@@ -106,7 +112,11 @@ public final class DatasetEntity {
   /** From a dropped job: it holds nothing any more. */
   public record Unhold(String job) implements Command {}
 
-  public record Drop(ActorRef<DatasetStatus> replyTo) implements Command {}
+  /**
+   * Drop, if the requester's tenant owns the dataset (or it is an admin). The answer is the status
+   * the dataset had (ABSENT when there was none), or the refusal.
+   */
+  public record Drop(Requester requester, ActorRef<LoadReply> replyTo) implements Command {}
 
   /** From a slice entity that (re)started without a spec: which slice am I, whom do I report to? */
   public record GetSliceSpec(String entityId, ActorRef<SliceAssignment> replyTo)
@@ -156,7 +166,10 @@ public final class DatasetEntity {
   /** Ask missing slices again: sharding delivers at most once, and hand-offs can drop a message. */
   record AskMissing() implements Command {}
 
-  /** The answer to a load: the status so far, or why the load was refused or failed. */
+  /**
+   * The answer to a change (load, refresh, drop): the status so far, or why the change was refused
+   * or failed.
+   */
   public sealed interface LoadReply extends CborSerializable {
     /** The dataset's status after the request. */
     DatasetStatus status();
@@ -295,6 +308,30 @@ public final class DatasetEntity {
             "Dataset '%s' is already loaded from '%s' with other settings;"
                 + " drop it first or choose another name",
             name, loaded.table()));
+  }
+
+  /**
+   * Refuses (NOT_OWNER) a change of a dataset owned by {@code owner} that {@code requester} may not
+   * make, answering {@code replyTo}; whether it did.
+   *
+   * @param change what the requester asked for, as the refusal says it ("drop", "refresh")
+   */
+  static boolean refused(
+      String name,
+      Owner owner,
+      Requester requester,
+      String change,
+      DatasetStatus status,
+      ActorRef<LoadReply> replyTo) {
+    return requester
+        .mayNotChangeDataset(name, owner, change)
+        .map(
+            why -> {
+              LOG.info("Dataset '{}': {} refused: {}", name, change, why);
+              replyTo.tell(new LoadReply.Refused(status, new Failure(FailureKind.NOT_OWNER, why)));
+              return true;
+            })
+        .orElse(false);
   }
 
   /** The answer to loads still waiting when their dataset is dropped. */

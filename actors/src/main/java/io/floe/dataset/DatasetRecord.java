@@ -2,6 +2,7 @@ package io.floe.dataset;
 
 import io.floe.serialization.CborSerializable;
 import io.floe.spec.DatasetSpec;
+import io.floe.tenant.Owner;
 import java.util.List;
 import java.util.Map;
 
@@ -15,6 +16,8 @@ import java.util.Map;
  * @param retainedSnapshots older snapshots whose layouts jobs still read
  * @param holders job id to the layout fingerprints the job reads
  * @param retiring slices of a replaced layout that no layout kept uses any more
+ * @param owner who loaded it; null in a record written before owners were kept (see {@link
+ *     Owner#LEGACY})
  */
 public record DatasetRecord(
     DatasetSpec spec,
@@ -22,7 +25,8 @@ public record DatasetRecord(
     long snapshotId,
     List<Long> retainedSnapshots,
     Map<String, List<String>> holders,
-    List<String> retiring)
+    List<String> retiring,
+    Owner owner)
     implements CborSerializable {
   public DatasetRecord {
     retainedSnapshots = retainedSnapshots == null ? List.of() : List.copyOf(retainedSnapshots);

@@ -2,6 +2,7 @@ package io.floe.dataset;
 
 import io.floe.serialization.CborSerializable;
 import io.floe.spec.TableSource;
+import io.floe.tenant.Owner;
 import java.util.List;
 
 /**
@@ -14,6 +15,9 @@ import java.util.List;
  * @param decoders how many held slices each reader decoded: native, vectorized, generic, mixed
  * @param refresh its last refresh, or null
  * @param retained older layouts kept for the jobs that still read them
+ * @param owner who loaded it (null for a dataset loaded before owners were kept, and for an absent
+ *     one)
+ * @param replicas how many nodes hold each slice (0 for an absent dataset)
  */
 public record DatasetStatus(
     String name,
@@ -28,7 +32,9 @@ public record DatasetStatus(
     Double secondsToReady,
     java.util.Map<String, Integer> decoders,
     RefreshReport refresh,
-    List<RetainedLayout> retained)
+    List<RetainedLayout> retained,
+    Owner owner,
+    int replicas)
     implements CborSerializable {
   public DatasetStatus {
     retained = retained == null ? List.of() : List.copyOf(retained);
@@ -53,12 +59,28 @@ public record DatasetStatus(
         null,
         null,
         null,
-        List.of());
+        List.of(),
+        record.owner(),
+        record.spec().replicas());
   }
 
   public static DatasetStatus absent(String name) {
     return new DatasetStatus(
-        name, null, DatasetState.ABSENT, 0, 0, 0, 0, null, null, null, null, null, List.of());
+        name,
+        null,
+        DatasetState.ABSENT,
+        0,
+        0,
+        0,
+        0,
+        null,
+        null,
+        null,
+        null,
+        null,
+        List.of(),
+        null,
+        0);
   }
 
   /**

@@ -3,6 +3,7 @@ package io.floe.dataset;
 import io.floe.dataset.DatasetEntity.Command;
 import io.floe.dataset.DatasetEntity.LoadReply;
 import io.floe.spec.DatasetSpec;
+import io.floe.tenant.Owner;
 import java.util.List;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
@@ -18,6 +19,7 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
 final class FailedDataset extends AbstractBehavior<Command> {
   private final DatasetContext dataset;
   private final DatasetSpec spec;
+  private final Owner owner;
   private final Failure failure;
   private final Double secondsToReady;
   private final RefreshReport refresh;
@@ -25,16 +27,19 @@ final class FailedDataset extends AbstractBehavior<Command> {
   /**
    * @param secondsToReady how long it took to be READY the first time, if it was
    * @param refresh its last refresh, if any
+   * @param owner who loaded it (null for a legacy dataset)
    */
   FailedDataset(
       DatasetContext dataset,
       DatasetSpec spec,
       Failure failure,
       Double secondsToReady,
-      RefreshReport refresh) {
+      RefreshReport refresh,
+      Owner owner) {
     super(dataset.actor());
     this.dataset = dataset;
     this.spec = spec;
+    this.owner = owner;
     this.failure = failure;
     this.secondsToReady = secondsToReady;
     this.refresh = refresh;
@@ -45,7 +50,7 @@ final class FailedDataset extends AbstractBehavior<Command> {
   @Override
   public Receive<Command> createReceive() {
     return DatasetEntity.answerWithoutLayout(newReceiveBuilder(), this::status)
-        .onMessage(DatasetEntity.Load.class, load -> PlanningDataset.load(dataset, load))
+        .onMessage(DatasetEntity.Load.class, this::onLoad)
         .onMessage(DatasetEntity.Refresh.class, this::onRefresh)
         .onMessage(
             DatasetEntity.GetSliceSpec.class,
@@ -61,7 +66,20 @@ final class FailedDataset extends AbstractBehavior<Command> {
         .build();
   }
 
+  /** A load replaces the failed dataset (with any spec), if the requester's tenant owns it. */
+  private Behavior<Command> onLoad(DatasetEntity.Load load) {
+    if (DatasetEntity.refused(
+        dataset.name(), owner, load.requester(), "replace", status(), load.replyTo())) {
+      return this;
+    }
+    return PlanningDataset.load(dataset, load);
+  }
+
   private Behavior<Command> onRefresh(DatasetEntity.Refresh refresh) {
+    if (DatasetEntity.refused(
+        dataset.name(), owner, refresh.requester(), "refresh", status(), refresh.replyTo())) {
+      return this;
+    }
     Failure why =
         refresh.spec() != null
                 && !refresh.spec().withSnapshotId(null).equals(spec.withSnapshotId(null))
@@ -72,6 +90,10 @@ final class FailedDataset extends AbstractBehavior<Command> {
   }
 
   private Behavior<Command> onDrop(DatasetEntity.Drop drop) {
+    if (DatasetEntity.refused(
+        dataset.name(), owner, drop.requester(), "drop", status(), drop.replyTo())) {
+      return this;
+    }
     // Its record was removed when it failed; removed again, in case that change was lost.
     return dataset.drop(drop, status(), List.of(), List.of());
   }
@@ -97,6 +119,8 @@ final class FailedDataset extends AbstractBehavior<Command> {
         secondsToReady,
         null,
         refresh,
-        List.of());
+        List.of(),
+        owner,
+        spec.replicas());
   }
 }

@@ -6,6 +6,7 @@ import io.floe.iceberg.ScanPlan;
 import io.floe.resources.ClusterMemory;
 import io.floe.spec.DatasetSpec;
 import io.floe.table.FailureKind;
+import io.floe.tenant.Owner;
 import io.floe.util.Excerpt;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -30,6 +31,7 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
 final class PlanningDataset extends AbstractBehavior<Command> {
   private final DatasetContext dataset;
   private final DatasetSpec spec;
+  private final Owner owner;
   private final long generation;
   private final long requestedAtNanos = System.nanoTime();
   private final Map<String, Set<String>> holders;
@@ -48,6 +50,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
   private PlanningDataset(
       DatasetContext dataset,
       DatasetSpec spec,
+      Owner owner,
       long generation,
       Map<String, Set<String>> holders,
       List<Long> retainedSnapshots,
@@ -56,15 +59,18 @@ final class PlanningDataset extends AbstractBehavior<Command> {
     this.admit = admit;
     this.dataset = dataset;
     this.spec = spec;
+    this.owner = owner;
     this.generation = generation;
     this.holders = holders;
     this.retainedSnapshots = retainedSnapshots;
   }
 
-  /** A new load of {@code spec}; its slice ids carry {@code generation}. */
-  static PlanningDataset start(DatasetContext dataset, DatasetSpec spec, long generation) {
+  /** A new load of {@code spec} owned by {@code owner}; its slice ids carry {@code generation}. */
+  static PlanningDataset start(
+      DatasetContext dataset, DatasetSpec spec, Owner owner, long generation) {
     PlanningDataset planning =
-        new PlanningDataset(dataset, spec, generation, new LinkedHashMap<>(), List.of(), true);
+        new PlanningDataset(
+            dataset, spec, owner, generation, new LinkedHashMap<>(), List.of(), true);
     planning.plan(spec);
     return planning;
   }
@@ -84,6 +90,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
         new PlanningDataset(
             dataset,
             record.spec(),
+            record.owner(),
             record.generation(),
             holders,
             record.retainedSnapshots(),
@@ -101,13 +108,24 @@ final class PlanningDataset extends AbstractBehavior<Command> {
         (plan, failure) -> new DatasetEntity.Planned(generation, plan, failure));
   }
 
-  /** A load of a name that has no dataset (absent or failed): its spec under a new generation. */
+  /**
+   * A load of a name that has no dataset (absent or failed): its spec under a new generation, owned
+   * by the requester.
+   */
   static Behavior<Command> load(DatasetContext dataset, DatasetEntity.Load load) {
-    return start(dataset, load.spec(), System.currentTimeMillis()).take(load);
+    return start(dataset, load.spec(), load.requester().owner(), System.currentTimeMillis())
+        .take(load);
   }
 
-  /** Takes a load: the same spec waits for the plan (or READY), another is refused. */
+  /**
+   * Takes a load: the same spec waits for the plan (or READY), another is refused, and so is any
+   * from outside the owner's tenant.
+   */
   Behavior<Command> take(DatasetEntity.Load load) {
+    if (DatasetEntity.refused(
+        dataset.name(), owner, load.requester(), "load over", status(), load.replyTo())) {
+      return this;
+    }
     if (!load.spec().equals(spec)) {
       dataset.refuseOtherSpec(load.spec(), spec, status(), load.replyTo());
     } else if (load.untilReady()) {
@@ -207,7 +225,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
   }
 
   private Behavior<Command> fail(Failure why) {
-    FailedDataset failed = new FailedDataset(dataset, spec, why, null, null);
+    FailedDataset failed = new FailedDataset(dataset, spec, why, null, null, owner);
     dataset.forgetRecord();
     failed.refuse(waitingForPlan);
     failed.refuse(waitingForReady);
@@ -220,6 +238,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
         new ServingDataset(
             dataset,
             spec,
+            owner,
             generation,
             requestedAtNanos,
             new DatasetVersion(plan, spec.replicas()),
@@ -234,6 +253,10 @@ final class PlanningDataset extends AbstractBehavior<Command> {
   }
 
   private Behavior<Command> onRefresh(DatasetEntity.Refresh refresh) {
+    if (DatasetEntity.refused(
+        dataset.name(), owner, refresh.requester(), "refresh", status(), refresh.replyTo())) {
+      return this;
+    }
     if (refresh.spec() != null
         && !refresh.spec().withSnapshotId(null).equals(spec.withSnapshotId(null))) {
       dataset.refuseOtherSpec(refresh.spec(), spec, status(), refresh.replyTo());
@@ -245,6 +268,10 @@ final class PlanningDataset extends AbstractBehavior<Command> {
   }
 
   private Behavior<Command> onDrop(DatasetEntity.Drop drop) {
+    if (DatasetEntity.refused(
+        dataset.name(), owner, drop.requester(), "drop", status(), drop.replyTo())) {
+      return this;
+    }
     dataset.releaseAdmission(generation);
     return dataset.drop(drop, status(), List.of(waitingForPlan, waitingForReady), waitingForSpecs);
   }
@@ -263,6 +290,8 @@ final class PlanningDataset extends AbstractBehavior<Command> {
         null,
         null,
         null,
-        List.of());
+        List.of(),
+        owner,
+        spec.replicas());
   }
 }

@@ -5,6 +5,7 @@ import io.floe.dataset.DatasetEntity.LoadReply;
 import io.floe.iceberg.ScanPlan;
 import io.floe.iceberg.SliceSpec;
 import io.floe.spec.DatasetSpec;
+import io.floe.tenant.Owner;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -32,6 +33,10 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
 final class ServingDataset extends AbstractBehavior<Command> {
   private final DatasetContext dataset;
   private final DatasetSpec spec;
+
+  /** Who loaded it; null for a dataset loaded before owners were kept. */
+  private final Owner owner;
+
   private final long generation;
   private final long requestedAtNanos;
   private final List<ActorRef<LoadReply>> waitingForReady;
@@ -80,6 +85,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
   ServingDataset(
       DatasetContext dataset,
       DatasetSpec spec,
+      Owner owner,
       long generation,
       long requestedAtNanos,
       DatasetVersion current,
@@ -91,6 +97,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
     super(dataset.actor());
     this.dataset = dataset;
     this.spec = spec;
+    this.owner = owner;
     this.generation = generation;
     this.requestedAtNanos = requestedAtNanos;
     this.current = current;
@@ -206,6 +213,10 @@ final class ServingDataset extends AbstractBehavior<Command> {
   }
 
   private Behavior<Command> onLoad(DatasetEntity.Load load) {
+    if (DatasetEntity.refused(
+        dataset.name(), owner, load.requester(), "load over", status(), load.replyTo())) {
+      return this;
+    }
     if (!load.spec().equals(spec)) {
       dataset.refuseOtherSpec(load.spec(), spec, status(), load.replyTo());
     } else if (load.untilReady() && state() == DatasetState.LOADING) {
@@ -217,6 +228,10 @@ final class ServingDataset extends AbstractBehavior<Command> {
   }
 
   private Behavior<Command> onRefresh(DatasetEntity.Refresh request) {
+    if (DatasetEntity.refused(
+        dataset.name(), owner, request.requester(), "refresh", status(), request.replyTo())) {
+      return this;
+    }
     if (request.spec() != null
         && !request.spec().withSnapshotId(null).equals(spec.withSnapshotId(null))) {
       dataset.refuseOtherSpec(request.spec(), spec, status(), request.replyTo());
@@ -504,7 +519,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
     releaseAdmission();
     dataset.forgetRecord();
     dataset.askMissing(false);
-    FailedDataset failed = new FailedDataset(dataset, spec, why, secondsToReady, refresh);
+    FailedDataset failed = new FailedDataset(dataset, spec, why, secondsToReady, refresh, owner);
     failed.refuse(waitingForReady);
     failed.refuse(waitingForRefresh);
     waitingForSpecs.forEach(DatasetEntity::notWanted);
@@ -628,7 +643,8 @@ final class ServingDataset extends AbstractBehavior<Command> {
             current.snapshotId(),
             List.copyOf(kept),
             held,
-            List.copyOf(retiring)));
+            List.copyOf(retiring),
+            owner));
   }
 
   private void answer(List<ActorRef<LoadReply>> waiters) {
@@ -661,6 +677,10 @@ final class ServingDataset extends AbstractBehavior<Command> {
   }
 
   private Behavior<Command> onDrop(DatasetEntity.Drop drop) {
+    if (DatasetEntity.refused(
+        dataset.name(), owner, drop.requester(), "drop", status(), drop.replyTo())) {
+      return this;
+    }
     DatasetStatus last = status();
     releaseAll();
     releaseAdmission();
@@ -695,6 +715,8 @@ final class ServingDataset extends AbstractBehavior<Command> {
         secondsToReady,
         current.decoders(),
         refresh,
-        kept);
+        kept,
+        owner,
+        spec.replicas());
   }
 }

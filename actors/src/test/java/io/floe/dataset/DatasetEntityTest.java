@@ -6,6 +6,8 @@ import io.floe.resources.NodeResources;
 import io.floe.spec.DatasetLayout;
 import io.floe.spec.DatasetSpec;
 import io.floe.table.FailureKind;
+import io.floe.tenant.Owner;
+import io.floe.tenant.Requester;
 import io.floe.testing.IcebergTestTables;
 import io.floe.testing.TestRows;
 import io.floe.testkit.OneNodeCluster;
@@ -65,20 +67,24 @@ class DatasetEntityTest {
     resources.close(); // throws if a slice's memory was not returned
   }
 
+  /** The caller of every change here: tenancy is GatewayTenancyTest's. */
+  private static final Requester OPERATOR =
+      Requester.member(new Owner(Owner.DEFAULT_TENANT, "ops"));
+
   private static EntityRef<DatasetEntity.Command> dataset(String name) {
     return ClusterSharding.get(kit.system()).entityRefFor(DatasetEntity.TYPE_KEY, name);
   }
 
   private static DatasetEntity.LoadReply load(DatasetSpec spec) {
     TestProbe<DatasetEntity.LoadReply> probe = kit.createTestProbe();
-    dataset(spec.name()).tell(new DatasetEntity.Load(spec, true, probe.ref()));
+    dataset(spec.name()).tell(new DatasetEntity.Load(spec, true, OPERATOR, probe.ref()));
     return probe.receiveMessage(Duration.ofSeconds(60));
   }
 
   private static DatasetStatus drop(String name) {
-    TestProbe<DatasetStatus> probe = kit.createTestProbe();
-    dataset(name).tell(new DatasetEntity.Drop(probe.ref()));
-    return probe.receiveMessage(Duration.ofSeconds(30));
+    TestProbe<DatasetEntity.LoadReply> probe = kit.createTestProbe();
+    dataset(name).tell(new DatasetEntity.Drop(OPERATOR, probe.ref()));
+    return probe.receiveMessage(Duration.ofSeconds(30)).status();
   }
 
   @Test
@@ -150,7 +156,7 @@ class DatasetEntityTest {
         load(DatasetSpec.of("retried", dir.resolve("not-yet").toString()));
     assertThat(failed.status().state()).isEqualTo(DatasetState.FAILED);
     TestProbe<DatasetEntity.LoadReply> refreshed = kit.createTestProbe();
-    dataset("retried").tell(new DatasetEntity.Refresh(null, true, refreshed.ref()));
+    dataset("retried").tell(new DatasetEntity.Refresh(null, true, OPERATOR, refreshed.ref()));
     assertThat(refreshed.receiveMessage(Duration.ofSeconds(15)))
         .isInstanceOf(DatasetEntity.LoadReply.Refused.class);
 
@@ -164,7 +170,7 @@ class DatasetEntityTest {
   @Test
   void refreshingAnAbsentDatasetIsRefusedAsNotFound() {
     TestProbe<DatasetEntity.LoadReply> probe = kit.createTestProbe();
-    dataset("never-loaded").tell(new DatasetEntity.Refresh(null, true, probe.ref()));
+    dataset("never-loaded").tell(new DatasetEntity.Refresh(null, true, OPERATOR, probe.ref()));
     DatasetEntity.LoadReply reply = probe.receiveMessage(Duration.ofSeconds(15));
     assertThat(reply).isInstanceOf(DatasetEntity.LoadReply.Refused.class);
     assertThat(((DatasetEntity.LoadReply.Refused) reply).failure().kind())
@@ -190,7 +196,7 @@ class DatasetEntityTest {
 
     growing.appendFiles(1, 500, TestRows.events(6));
     TestProbe<DatasetEntity.LoadReply> refreshed = kit.createTestProbe();
-    dataset("growing").tell(new DatasetEntity.Refresh(null, true, refreshed.ref()));
+    dataset("growing").tell(new DatasetEntity.Refresh(null, true, OPERATOR, refreshed.ref()));
     DatasetStatus after = refreshed.receiveMessage(Duration.ofSeconds(60)).status();
     assertThat(after.refresh().state()).isEqualTo(RefreshReport.DONE);
     assertThat(after.refresh().kept()).isEqualTo(first.slicesTotal());

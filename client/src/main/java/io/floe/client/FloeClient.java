@@ -38,6 +38,10 @@ public final class FloeClient implements AutoCloseable {
   private final BufferAllocator allocator;
   private final Location entry;
   private final Map<Location, FlightClient> clients = new ConcurrentHashMap<>();
+
+  /** The protocol version each node asked speaks. */
+  private final Map<Location, Integer> versions = new ConcurrentHashMap<>();
+
   private final BearerToken token;
   private final io.netty.handler.ssl.SslContext tls;
 
@@ -360,6 +364,23 @@ public final class FloeClient implements AutoCloseable {
   /** The cluster's members as the entry node sees them. */
   public ClusterViewReply cluster() {
     return ClusterViewReply.parse(reply(entry, Actions.CLUSTER, new byte[0]));
+  }
+
+  /**
+   * Whether the node at {@code node} speaks protocol {@code version} or later: asked once ({@code
+   * cluster}) and remembered, so that a request carries a later version's fields only to nodes that
+   * read them.
+   *
+   * @throws org.apache.arrow.flight.FlightRuntimeException when the node cannot be asked, as a
+   *     request to it would
+   */
+  boolean speaks(Location node, int version) {
+    Integer known = versions.get(node);
+    if (known == null) {
+      known = ClusterViewReply.parse(reply(node, Actions.CLUSTER, new byte[0])).protocolVersion();
+      versions.put(node, known);
+    }
+    return known >= version;
   }
 
   /** The body of an action's one result. */

@@ -215,7 +215,7 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
   private Chunk openChunk() {
     long from = next;
     long to = Math.min(batchTo, from + batchStep * chunkBatches);
-    FlightInfo info = plan(command(from, to));
+    FlightInfo info = plan(from, to);
     List<FlightStream> streams = new ArrayList<>(info.getEndpoints().size());
     List<Location> locations = new ArrayList<>(info.getEndpoints().size());
     try {
@@ -237,7 +237,8 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
     return new Chunk(to, streams, locations);
   }
 
-  private byte[] command(long from, long to) {
+  /** The command for batches {@code [from, to)}, with version 2's fields for a node of 2. */
+  private byte[] command(long from, long to, boolean versionTwo) {
     // The protocol's own codec: the same encoding the node reads.
     return new JobReadRequest(
             options.job(),
@@ -247,8 +248,8 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
             from,
             to,
             batchStep,
-            batchesPerMessage(from, to),
-            avoided())
+            versionTwo ? batchesPerMessage(from, to) : 1,
+            versionTwo ? avoided() : List.of())
         .toJson();
   }
 
@@ -289,12 +290,13 @@ public final class JobReader implements Iterator<JobBatch>, AutoCloseable {
    * answer. A failure that no node can get past (and a forgotten job, which registering cures) is
    * thrown at once; otherwise the curable failure is thrown for {@link #next()} to retry.
    */
-  private FlightInfo plan(byte[] command) {
-    FlightDescriptor descriptor = FlightDescriptor.command(command);
+  private FlightInfo plan(long from, long to) {
     FlightRuntimeException curable = null;
     FlightRuntimeException incurable = null;
     for (Location entry : client.entries()) {
       try {
+        FlightDescriptor descriptor =
+            FlightDescriptor.command(command(from, to, client.speaks(entry, 2)));
         return client.flight(entry).getInfo(descriptor);
       } catch (FlightRuntimeException e) {
         LOG.debug("Planning through {} failed: {}", entry.getUri(), e.getMessage());

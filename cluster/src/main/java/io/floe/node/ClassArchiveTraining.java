@@ -82,6 +82,8 @@ final class ClassArchiveTraining {
                     Map.entry("floe.management.enabled", true),
                     Map.entry("floe.security.auth.tokens-file", ""),
                     Map.entry("floe.security.auth.anonymous", "operator"),
+                    // No API server to review tokens with, and no token file to give them roles.
+                    Map.entry("floe.security.auth.kubernetes.enabled", false),
                     Map.entry("floe.security.allowed-locations", tables.toUri().toString()),
                     Map.entry("floe.memory.limit", "256MiB"),
                     Map.entry("floe.security.tls.cert-file", ""),

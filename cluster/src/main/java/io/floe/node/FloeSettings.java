@@ -101,10 +101,24 @@ public record FloeSettings(
         discovery(floe.getString("cluster.discovery")),
         floe.getString("security.ticket-secret"),
         floe.getDuration("security.ticket-ttl"),
-        AuthSettings.of(
-            floe.getString("security.auth.tokens-file"), floe.getString("security.auth.anonymous")),
+        auth(root, env),
         LocationPolicy.parse(floe.getString("security.allowed-locations")),
         tls(floe.getConfig("security.tls")));
+  }
+
+  /**
+   * Tokens and anonymous callers; with {@code kubernetes.enabled}, ServiceAccount tokens reviewed
+   * by the API server too.
+   */
+  private static AuthSettings auth(Config root, java.util.Map<String, String> env) {
+    Config auth = root.getConfig("floe.security.auth");
+    AuthSettings tokens =
+        AuthSettings.of(auth.getString("tokens-file"), auth.getString("anonymous"));
+    KubernetesTokenReview.Settings kubernetes =
+        KubernetesTokenReview.Settings.from(auth.getConfig("kubernetes"));
+    return kubernetes.enabled()
+        ? tokens.withReviewer(KubernetesTokenReview.start(root, env, kubernetes))
+        : tokens;
   }
 
   /**

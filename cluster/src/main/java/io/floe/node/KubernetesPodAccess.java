@@ -268,7 +268,7 @@ final class KubernetesPodAccess {
     return "the node's ServiceAccount";
   }
 
-  private static SSLContext trusting(Path caPath) throws IOException, GeneralSecurityException {
+  static SSLContext trusting(Path caPath) throws IOException, GeneralSecurityException {
     KeyStore trusted = KeyStore.getInstance(KeyStore.getDefaultType());
     trusted.load(null, null);
     try (InputStream in = Files.newInputStream(caPath)) {

@@ -1,6 +1,7 @@
 package io.floe.job;
 
 import io.floe.serialization.CborSerializable;
+import io.floe.tenant.Owner;
 import java.util.List;
 
 /**
@@ -9,13 +10,17 @@ import java.util.List;
  * that is decided, and for each dynamic epoch it keeps, the batches acknowledged so far. Leases in
  * flight are not kept; after a move their batches are handed out again unless their acknowledgement
  * arrives first.
+ *
+ * @param owner the caller that registered it; null in a record written before owners were kept (see
+ *     {@link Owner#LEGACY})
  */
 public record JobRecord(
     JobSpec spec,
     PinnedLayout layout,
     List<EpochAcks> epochs,
     List<EpochLayout> layouts,
-    long boundThrough)
+    long boundThrough,
+    Owner owner)
     implements CborSerializable {
   /** Dynamic epochs a job keeps; older ones are forgotten (the entity and merges alike). */
   public static final int EPOCHS_KEPT = 8;
@@ -28,8 +33,9 @@ public record JobRecord(
             : List.copyOf(layouts);
   }
 
+  /** A record with no epoch decided yet and no owner, as written before owners were kept. */
   public JobRecord(JobSpec spec, PinnedLayout layout, List<EpochAcks> epochs) {
-    this(spec, layout, epochs, List.of(), -1);
+    this(spec, layout, epochs, List.of(), -1, null);
   }
 
   /** Epochs from {@code fromEpoch} on read {@code layout}, until a later entry. */
@@ -76,7 +82,8 @@ public record JobRecord(
         layout,
         merged.subList(drop, merged.size()),
         mergedLayouts,
-        Math.max(boundThrough, other.boundThrough()));
+        Math.max(boundThrough, other.boundThrough()),
+        owner != null ? owner : other.owner());
   }
 
   /**

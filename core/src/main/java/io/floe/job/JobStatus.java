@@ -1,6 +1,7 @@
 package io.floe.job;
 
 import io.floe.serialization.CborSerializable;
+import io.floe.tenant.Owner;
 import java.util.List;
 
 /**
@@ -10,6 +11,7 @@ import java.util.List;
  *     else the latest begun (or 0)
  * @param layout the layout that epoch reads
  * @param layouts every layout the job reads or read, by the epoch it starts at
+ * @param owner the caller that registered it; null for a job registered before owners were kept
  */
 public record JobStatus(
     JobSpec spec,
@@ -21,7 +23,8 @@ public record JobStatus(
     long rowsAcknowledged,
     long rowsReissued,
     int leasesActive,
-    List<EpochProgress> epochs)
+    List<EpochProgress> epochs,
+    Owner owner)
     implements CborSerializable {
   public JobStatus {
     epochs = List.copyOf(epochs);

@@ -5,7 +5,9 @@ import org.apache.arrow.flight.FlightProducer.CallContext;
 
 /**
  * Which role each request needs: managing datasets (load, refresh, drop) is an operator's;
- * planning, reading, training jobs and the status views are any authenticated caller's.
+ * planning, reading, training jobs and the status views are any authenticated caller's. A caller
+ * scoped to some datasets reaches only those ({@link #checkReaches}). Who owns a dataset or job is
+ * the entities' to check, with the caller's {@link Caller#requester()}.
  */
 public final class Permissions {
   private Permissions() {}
@@ -49,5 +51,25 @@ public final class Permissions {
       throw ErrorCode.UNAUTHENTICATED.exception("The call carries no authenticated caller", null);
     }
     return caller;
+  }
+
+  /**
+   * {@code dataset}, if the caller's scope reaches it.
+   *
+   * @throws RuntimeException PERMISSION_DENIED naming the dataset, the caller and its scope
+   */
+  public static String checkReaches(Caller caller, String dataset) {
+    if (!caller.scope().allows(dataset)) {
+      throw ErrorCode.PERMISSION_DENIED.exception(
+          String.format(
+              "Dataset '%s' is outside the scope of '%s' (tenant '%s'), which reaches only"
+                  + " datasets %s",
+              io.floe.util.Excerpt.of(dataset),
+              caller.name(),
+              caller.tenant(),
+              io.floe.util.Excerpt.of(caller.scope().toString())),
+          null);
+    }
+    return dataset;
   }
 }

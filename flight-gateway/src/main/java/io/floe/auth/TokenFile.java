@@ -1,5 +1,6 @@
 package io.floe.auth;
 
+import io.floe.tenant.Owner;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -19,11 +20,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The bearer tokens a node accepts, read from a file of lines {@code <role> <name> <token>} ({@code
- * #} starts a comment), such as a Kubernetes Secret mounted as a file. The file is read again when
- * it changes (checked at most every {@link #RECHECK}), so tokens rotate without a restart; a file
- * that cannot be read or parsed keeps the tokens last read, and says why in the log. Only SHA-256
- * digests of the tokens are kept, and they are looked up by digest.
+ * The bearer tokens a node accepts, read from a file of lines {@code <role> <name> <token>
+ * [tenant=<tenant>] [datasets=<names and prefixes>]} ({@code #} starts a comment), such as a
+ * Kubernetes Secret mounted as a file. The file is read again when it changes (checked at most
+ * every {@link #RECHECK}), so tokens rotate without a restart; a file that cannot be read or parsed
+ * keeps the tokens last read, and says why in the log. Only SHA-256 digests of the tokens are kept,
+ * and they are looked up by digest.
+ *
+ * <p>A line without {@code tenant=} is in the {@link Owner#DEFAULT_TENANT} (every line of a file
+ * written before tenants, so those deployments keep working unchanged); without {@code datasets=}
+ * it reaches every dataset. A line whose third field is a Kubernetes ServiceAccount's user name,
+ * {@code system:serviceaccount:<namespace>:<name>}, instead of a token gives that ServiceAccount
+ * its role when it authenticates with its own token (reviewed by the API server, see {@link
+ * TokenReviewer}); its tenant defaults to the ServiceAccount's namespace.
  */
 public final class TokenFile {
   /** How often a call may look whether the file changed. */
@@ -33,14 +42,20 @@ public final class TokenFile {
 
   private final Path path;
   private final Clock clock;
-  private volatile Map<String, Caller> byDigest;
+  private volatile Entries entries;
   private volatile FileTime readAt;
   private volatile long checkedAt;
 
-  private TokenFile(Path path, Clock clock, Map<String, Caller> byDigest, FileTime readAt) {
+  /** A file's callers: by their token's digest, and by ServiceAccount user name. */
+  private record Entries(Map<String, Caller> byDigest, Map<String, Caller> byServiceAccount) {}
+
+  /** The user name prefix of Kubernetes ServiceAccounts, as TokenReview answers it. */
+  public static final String SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:";
+
+  private TokenFile(Path path, Clock clock, Entries entries, FileTime readAt) {
     this.path = path;
     this.clock = clock;
-    this.byDigest = byDigest;
+    this.entries = entries;
     this.readAt = readAt;
     this.checkedAt = clock.millis();
   }
@@ -61,7 +76,16 @@ public final class TokenFile {
   /** The caller a presented token stands for, if the file has it. */
   public Optional<Caller> caller(String token) {
     refreshIfChanged();
-    return Optional.ofNullable(byDigest.get(digest(token)));
+    return Optional.ofNullable(entries.byDigest().get(digest(token)));
+  }
+
+  /**
+   * The caller a Kubernetes ServiceAccount is, by its user name ({@code
+   * system:serviceaccount:<namespace>:<name>}), if a line names it.
+   */
+  public Optional<Caller> serviceAccount(String userName) {
+    refreshIfChanged();
+    return Optional.ofNullable(entries.byServiceAccount().get(userName));
   }
 
   private void refreshIfChanged() {
@@ -77,9 +101,13 @@ public final class TokenFile {
       try {
         FileTime modified = Files.getLastModifiedTime(path);
         if (!modified.equals(readAt)) {
-          byDigest = parse(path);
+          entries = parse(path);
           readAt = modified;
-          LOG.info("Token file {} read again: {} tokens", path, byDigest.size());
+          LOG.info(
+              "Token file {} read again: {} tokens, {} ServiceAccounts",
+              path,
+              entries.byDigest().size(),
+              entries.byServiceAccount().size());
         }
       } catch (IOException | RuntimeException e) {
         LOG.warn("Token file {} could not be read again; keeping its last tokens: {}", path, e);
@@ -87,37 +115,74 @@ public final class TokenFile {
     }
   }
 
-  private static Map<String, Caller> parse(Path path) throws IOException {
+  private static Entries parse(Path path) throws IOException {
     List<String> lines = Files.readAllLines(path, StandardCharsets.UTF_8);
     Map<String, Caller> tokens = new HashMap<>();
+    Map<String, Caller> serviceAccounts = new HashMap<>();
     for (int i = 0; i < lines.size(); i++) {
       String line = lines.get(i).strip();
       if (line.isEmpty() || line.startsWith("#")) {
         continue;
       }
-      String[] fields = line.split("\\s+");
-      if (fields.length != 3) {
-        throw new IllegalArgumentException(
-            String.format(
-                "Token file %s line %d: expected '<role> <name> <token>', got %d fields",
-                path, i + 1, fields.length));
-      }
-      Role role;
       try {
-        role = Role.parse(fields[0]);
+        String[] fields = line.split("\\s+");
+        if (fields.length < 3) {
+          throw new IllegalArgumentException(
+              String.format(
+                  "expected '<role> <name> <token> [tenant=<tenant>] [datasets=<list>]', got %d"
+                      + " fields",
+                  fields.length));
+        }
+        Role role = Role.parse(fields[0]);
+        String name = fields[1];
+        String secret = fields[2];
+        boolean serviceAccount = secret.startsWith(SERVICE_ACCOUNT_PREFIX);
+        String tenant = serviceAccount ? namespaceOf(secret) : Owner.DEFAULT_TENANT;
+        DatasetScope scope = DatasetScope.all();
+        for (int f = 3; f < fields.length; f++) {
+          String option = fields[f];
+          if (option.startsWith("tenant=")) {
+            tenant = Owner.checkTenant(option.substring("tenant=".length()));
+          } else if (option.startsWith("datasets=")) {
+            scope = DatasetScope.parse(option.substring("datasets=".length()));
+            if (scope.isAll()) {
+              throw new IllegalArgumentException("'datasets=' names no dataset");
+            }
+          } else {
+            throw new IllegalArgumentException(
+                "unknown option '"
+                    + io.floe.util.Excerpt.of(option.split("=", 2)[0])
+                    + "' (known: tenant=, datasets=)");
+          }
+        }
+        Caller caller = new Caller(name, role, tenant, scope);
+        if (serviceAccount) {
+          serviceAccounts.put(secret, caller);
+        } else if (secret.length() < 16) {
+          // Says whose token, never the token itself.
+          throw new IllegalArgumentException(
+              "the token of '" + name + "' is shorter than 16 characters");
+        } else {
+          tokens.put(digest(secret), caller);
+        }
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException(
             String.format("Token file %s line %d: %s", path, i + 1, e.getMessage()), e);
       }
-      if (fields[2].length() < 16) {
-        throw new IllegalArgumentException(
-            String.format(
-                "Token file %s line %d: the token of '%s' is shorter than 16 characters",
-                path, i + 1, fields[1]));
-      }
-      tokens.put(digest(fields[2]), new Caller(fields[1], role));
     }
-    return Map.copyOf(tokens);
+    return new Entries(Map.copyOf(tokens), Map.copyOf(serviceAccounts));
+  }
+
+  /** The namespace of a ServiceAccount user name, {@code system:serviceaccount:<ns>:<name>}. */
+  private static String namespaceOf(String userName) {
+    String[] parts = userName.substring(SERVICE_ACCOUNT_PREFIX.length()).split(":", -1);
+    if (parts.length != 2 || parts[0].isEmpty() || parts[1].isEmpty()) {
+      throw new IllegalArgumentException(
+          "'"
+              + io.floe.util.Excerpt.of(userName)
+              + "' is not a ServiceAccount user name (system:serviceaccount:<namespace>:<name>)");
+    }
+    return Owner.checkTenant(parts[0]);
   }
 
   static String digest(String token) {

@@ -23,6 +23,8 @@ public enum FailureKind {
   LEASE_NOT_FOUND,
   /** A location outside the ones the node's operator allows. */
   LOCATION_NOT_ALLOWED,
+  /** The caller may not change it: another tenant owns the dataset, another caller the job. */
+  NOT_OWNER,
   /** The object store or catalog refused the node's credentials (or it has none). */
   STORAGE_ACCESS_DENIED,
   /** The object store or catalog could not be reached, or failed; trying later may work. */

@@ -33,7 +33,7 @@ public record ClusterViewReply(
    * changes only add optional reply fields and new actions; a request field, a renamed or removed
    * field, or a changed meaning is a new version.
    */
-  public static final int PROTOCOL_VERSION = 1;
+  public static final int PROTOCOL_VERSION = 2;
 
   /** This build's answer: {@link #PROTOCOL_VERSION}. */
   public ClusterViewReply(

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.spec.TableSource;
+import io.floe.tenant.Owner;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -25,6 +26,8 @@ import java.util.TreeMap;
  * @param error why it FAILED; else null
  * @param stale the node answered from the last status it had: the dataset's entity is moving
  * @param dropped the answer to {@code drop}: the status the dataset had
+ * @param owner the tenant (and caller) that loaded it; null for an ABSENT dataset
+ * @param replicas how many nodes hold each slice (0 for an ABSENT dataset)
  */
 public record DatasetStatusReply(
     String name,
@@ -41,7 +44,9 @@ public record DatasetStatusReply(
     List<RetainedLayout> retainedLayouts,
     ErrorReply error,
     boolean stale,
-    boolean dropped) {
+    boolean dropped,
+    Owner owner,
+    int replicas) {
   private static final String WHAT = "dataset status";
 
   /** A dataset's state; ABSENT answers a name no dataset has. */
@@ -91,7 +96,9 @@ public record DatasetStatusReply(
         retainedLayouts,
         error,
         true,
-        dropped);
+        dropped,
+        owner,
+        replicas);
   }
 
   /** This status as {@code drop} answers it: the status the dataset had. */
@@ -111,7 +118,9 @@ public record DatasetStatusReply(
         retainedLayouts,
         error,
         stale,
-        true);
+        true,
+        owner,
+        replicas);
   }
 
   public byte[] encode() {
@@ -192,6 +201,10 @@ public record DatasetStatusReply(
     if (error != null) {
       node.set("error", error.encode());
     }
+    Owners.put(node, owner);
+    if (replicas > 0) {
+      node.put("replicas", replicas);
+    }
     if (stale) {
       node.put("stale", true);
     }
@@ -229,7 +242,10 @@ public record DatasetStatusReply(
             .toList(),
         error == null ? null : ErrorReply.parse(error, WHAT + " error"),
         fields.optionalBoolean("stale", false),
-        fields.optionalBoolean("dropped", false));
+        fields.optionalBoolean("dropped", false),
+        Owners.parse(node, WHAT),
+        // Absent from nodes of before replicas (one copy) and for an ABSENT dataset (none).
+        fields.optionalInt("replicas", known == State.ABSENT ? 0 : 1));
   }
 
   private static TableSource source(ObjectNode node) {

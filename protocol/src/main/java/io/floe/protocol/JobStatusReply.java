@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.job.EpochProgress;
 import io.floe.job.JobMode;
 import io.floe.job.JobSpec;
+import io.floe.tenant.Owner;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -24,6 +25,8 @@ import java.util.Objects;
  * @param layouts the layout each run of epochs reads, from its first epoch on
  * @param epochs the dynamic-mode epochs the job's entity tracks (empty in deterministic mode)
  * @param dropped the answer to {@code drop_job}: the status the job had
+ * @param owner the caller (and its tenant) that registered it; only the tenant for a job registered
+ *     before owners were kept; null from a node that does not report owners
  */
 public record JobStatusReply(
     JobSpec spec,
@@ -35,7 +38,8 @@ public record JobStatusReply(
     List<LayoutRun> layouts,
     Counters counters,
     List<EpochProgress> epochs,
-    boolean dropped) {
+    boolean dropped,
+    Owner owner) {
   private static final String WHAT = "job status";
 
   /** The layout epochs {@code fromEpoch} on read (until the next run's first epoch). */
@@ -67,7 +71,17 @@ public record JobStatusReply(
   /** This status as {@code drop_job} answers it: the status the job had. */
   public JobStatusReply asDropped() {
     return new JobStatusReply(
-        spec, epoch, rows, snapshotId, layout, batchesPerEpoch, layouts, counters, epochs, true);
+        spec,
+        epoch,
+        rows,
+        snapshotId,
+        layout,
+        batchesPerEpoch,
+        layouts,
+        counters,
+        epochs,
+        true,
+        owner);
   }
 
   public byte[] encode() {
@@ -133,6 +147,7 @@ public record JobStatusReply(
       each.put("leased", at.leased());
       each.put("acknowledged", at.acknowledged());
     }
+    Owners.put(node, owner);
     if (dropped) {
       node.put("dropped", true);
     }
@@ -160,7 +175,8 @@ public record JobStatusReply(
             totals.requiredLong("rows_reissued"),
             totals.requiredLong("leases_active")),
         fields.optionalObjects("epochs").stream().map(JobStatusReply::epochProgress).toList(),
-        fields.optionalBoolean("dropped", false));
+        fields.optionalBoolean("dropped", false),
+        Owners.parse(node, WHAT));
   }
 
   private static LayoutRun layoutRun(ObjectNode node) {

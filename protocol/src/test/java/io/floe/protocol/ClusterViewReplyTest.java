@@ -30,13 +30,13 @@ class ClusterViewReplyTest {
         .contains("\"min_data_nodes\":2,\"warning\":\"only 1 data nodes are Up\",")
         .endsWith(
             "\"memory\":{\"arrow_allocated_bytes\":1024,\"arrow_limit_bytes\":1073741824,"
-                + "\"slices_held\":3},\"protocol_version\":1}");
+                + "\"slices_held\":3},\"protocol_version\":2}");
     assertThat(view.protocolVersion()).isEqualTo(ClusterViewReply.PROTOCOL_VERSION);
     // A node of before the version was answered speaks version 1.
     assertThat(
             ClusterViewReply.parse(
                     new String(view.encode(), StandardCharsets.UTF_8)
-                        .replace(",\"protocol_version\":1", "")
+                        .replace(",\"protocol_version\":2", "")
                         .getBytes(StandardCharsets.UTF_8))
                 .protocolVersion())
         .isEqualTo(1);

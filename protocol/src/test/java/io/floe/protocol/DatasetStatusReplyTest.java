@@ -33,7 +33,9 @@ class DatasetStatusReplyTest {
           List.of(new RetainedLayout(6911, "3f9a0c2e5b7d1e44", 7, 1_100_000, List.of("resnet-a"))),
           null,
           false,
-          false);
+          false,
+          new io.floe.tenant.Owner("team-a", "ops"),
+          2);
 
   private static final DatasetStatusReply FAILED =
       new DatasetStatusReply(
@@ -51,7 +53,9 @@ class DatasetStatusReplyTest {
           List.of(),
           new ErrorReply("RESOURCE_EXHAUSTED", "slice 'big/1' of dataset 'big': memory limit"),
           true,
-          true);
+          true,
+          io.floe.tenant.Owner.LEGACY,
+          1);
 
   @Test
   void everyFieldRoundTrips() {
@@ -74,7 +78,9 @@ class DatasetStatusReplyTest {
                 null,
                 null,
                 false,
-                false))) {
+                false,
+                null,
+                0))) {
       assertThat(DatasetStatusReply.parse(status.encode())).isEqualTo(status);
     }
     assertThat(DatasetStatusReply.parseList(DatasetStatusReply.encodeList(List.of(FULL, FAILED))))
@@ -89,12 +95,15 @@ class DatasetStatusReplyTest {
         .contains("\"error\":{\"kind\":\"RESOURCE_EXHAUSTED\",\"message\":")
         .contains("\"stale\":true")
         .contains("\"dropped\":true")
+        .contains("\"owner\":{\"tenant\":\"default\"}")
         .doesNotContain("failure");
     assertThat(new String(FULL.encode(), StandardCharsets.UTF_8))
         .contains("\"source\":{\"catalog\":\"lake\",\"table\":\"db.clicks\"}")
         .contains("\"seconds_to_ready\":4.2")
         .contains("\"refresh\":{\"state\":\"FAILED\",\"from_snapshot\":6911,\"to_snapshot\":7404")
         .contains("\"retained_layouts\":[{\"snapshot_id\":6911,\"fingerprint\":")
+        .contains("\"owner\":{\"tenant\":\"team-a\",\"caller\":\"ops\"}")
+        .contains("\"replicas\":2")
         .doesNotContain("stale")
         .doesNotContain("dropped");
   }

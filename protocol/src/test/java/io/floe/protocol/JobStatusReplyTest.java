@@ -45,7 +45,8 @@ class JobStatusReplyTest {
               new JobStatusReply.LayoutRun(3, "3f9a0c2e5b7d1e44", 74041299805L, 1_000_000)),
           new JobStatusReply.Counters(512, 256, 0, 1),
           List.of(new EpochProgress(0, 3906, 3000, 6, 900)),
-          false);
+          false,
+          new io.floe.tenant.Owner("team-a", "system:serviceaccount:team-a:trainer"));
 
   @Test
   void everyFieldRoundTrips() {

@@ -9,6 +9,8 @@ import io.floe.job.JobSpec;
 import io.floe.job.JobStatus;
 import io.floe.job.PinnedLayout;
 import io.floe.serialization.CborSerializable;
+import io.floe.tenant.Owner;
+import io.floe.tenant.Requester;
 import java.util.List;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.ActorSystem;
@@ -60,8 +62,11 @@ public final class JobEntity {
   /** Messages a job entity takes. */
   public sealed interface Command extends CborSerializable {}
 
-  /** Register (idempotent for an equal spec and layout). */
-  public record Register(JobSpec spec, PinnedLayout layout, ActorRef<JobReply> replyTo)
+  /**
+   * Register (idempotent for an equal spec and layout), owned by {@code owner}; a job registered
+   * already keeps the owner it has.
+   */
+  public record Register(JobSpec spec, PinnedLayout layout, Owner owner, ActorRef<JobReply> replyTo)
       implements Command {}
 
   /**
@@ -74,7 +79,8 @@ public final class JobEntity {
     }
   }
 
-  public record DropJob(ActorRef<JobReply> replyTo) implements Command {}
+  /** Drop, if the requester registered the job (or is an admin). */
+  public record DropJob(Requester requester, ActorRef<JobReply> replyTo) implements Command {}
 
   /**
    * @param request names the caller's request: the gateway asks again with the same one when an

@@ -18,6 +18,7 @@ import io.floe.job.entity.JobEntity.JobReply;
 import io.floe.job.entity.JobEntity.LeaseReply;
 import io.floe.spec.DatasetLayout;
 import io.floe.table.FailureKind;
+import io.floe.tenant.Owner;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -52,6 +53,12 @@ final class RegisteredJob extends AbstractBehavior<Command> {
   private final JobContext job;
   private final String jobId;
   private final JobSpec spec;
+
+  /**
+   * The caller that registered it, the only one (besides an admin) that may drop it; null for a job
+   * registered before owners were kept. Registering the same job again does not change it.
+   */
+  private final Owner owner;
 
   /** The layout the job was registered on; its identity with the spec. */
   private final PinnedLayout layout;
@@ -91,8 +98,9 @@ final class RegisteredJob extends AbstractBehavior<Command> {
   /** Tells this registration's layout answers from those of an earlier one of the same id. */
   private final long registration;
 
-  private RegisteredJob(JobContext job, JobSpec spec, PinnedLayout layout) {
+  private RegisteredJob(JobContext job, JobSpec spec, PinnedLayout layout, Owner owner) {
     super(job.actor());
+    this.owner = owner;
     this.job = job;
     this.registration = job.nextRegistration();
     this.jobId = job.jobId();
@@ -103,12 +111,14 @@ final class RegisteredJob extends AbstractBehavior<Command> {
 
   /** A new registration: its first epoch reads {@code register}'s layout. */
   static Behavior<Command> register(JobContext job, JobEntity.Register register) {
-    RegisteredJob registered = new RegisteredJob(job, register.spec(), register.layout());
+    RegisteredJob registered =
+        new RegisteredJob(job, register.spec(), register.layout(), register.owner());
     registered.epochLayouts.put(0L, registered.layout);
     LOG.info(
-        "Job '{}' registered on dataset '{}'; its entity is on this node",
+        "Job '{}' registered on dataset '{}' by {}; its entity is on this node",
         job.jobId(),
-        registered.spec.dataset());
+        registered.spec.dataset(),
+        registered.owner);
     registered.write(List.of());
     registered.hold();
     register.replyTo().tell(new JobReply.Found(registered.status(null)));
@@ -117,7 +127,8 @@ final class RegisteredJob extends AbstractBehavior<Command> {
 
   /** A job started again from its record: its layouts and acknowledged batches as written. */
   static Behavior<Command> recovering(JobContext job, JobRecord record) {
-    RegisteredJob registered = new RegisteredJob(job, record.spec(), record.layout());
+    RegisteredJob registered =
+        new RegisteredJob(job, record.spec(), record.layout(), record.owner());
     record.layouts().forEach(l -> registered.epochLayouts.put(l.fromEpoch(), l.layout()));
     registered.boundThrough = record.boundThrough();
     for (JobRecord.EpochAcks acks : record.epochs()) {
@@ -288,6 +299,12 @@ final class RegisteredJob extends AbstractBehavior<Command> {
   }
 
   private Behavior<Command> onDrop(JobEntity.DropJob drop) {
+    java.util.Optional<String> refused = drop.requester().mayNotDropJob(jobId, owner);
+    if (refused.isPresent()) {
+      LOG.info("Job '{}': drop refused: {}", jobId, refused.get());
+      drop.replyTo().tell(new JobReply.Refused(new Failure(FailureKind.NOT_OWNER, refused.get())));
+      return this;
+    }
     JobReply last = new JobReply.Found(status(null));
     job.dataset(spec.dataset()).tell(new DatasetEntity.Unhold(jobId));
     job.live().stopped(jobId);
@@ -435,7 +452,7 @@ final class RegisteredJob extends AbstractBehavior<Command> {
             acks.add(new JobRecord.EpochAcks(epoch, book.acknowledgedWords(), book.recentAcks())));
     List<JobRecord.EpochLayout> layouts = new ArrayList<>();
     epochLayouts.forEach((from, at) -> layouts.add(new JobRecord.EpochLayout(from, at)));
-    JobRecord record = new JobRecord(spec, layout, acks, layouts, boundThrough);
+    JobRecord record = new JobRecord(spec, layout, acks, layouts, boundThrough, owner);
     writing = replies;
     job.writeRecord(record, replies);
   }
@@ -516,7 +533,8 @@ final class RegisteredJob extends AbstractBehavior<Command> {
         counters.rowsAcknowledged(),
         counters.rowsReissued(),
         active,
-        progress);
+        progress,
+        owner);
   }
 
   private static long now() {

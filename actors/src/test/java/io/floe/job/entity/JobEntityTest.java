@@ -10,6 +10,8 @@ import io.floe.job.PinnedLayout;
 import io.floe.job.TailPolicy;
 import io.floe.spec.DatasetLayout;
 import io.floe.table.FailureKind;
+import io.floe.tenant.Owner;
+import io.floe.tenant.Requester;
 import io.floe.testkit.OneNodeCluster;
 import java.time.Duration;
 import java.util.HashSet;
@@ -31,6 +33,10 @@ import org.junit.jupiter.api.Test;
  * layout a job's epochs read: 2 slices of 1,000 rows.
  */
 class JobEntityTest {
+  /** The caller of every request here: tenancy is GatewayTenancyTest's. */
+  private static final Requester TRAINER =
+      Requester.member(new Owner(Owner.DEFAULT_TENANT, "trainer"));
+
   private static final DatasetLayout LAYOUT =
       new DatasetLayout(
           "events",
@@ -102,7 +108,7 @@ class JobEntityTest {
 
   private static JobEntity.JobReply register(JobSpec spec) {
     TestProbe<JobEntity.JobReply> probe = kit.createTestProbe();
-    job(spec.job()).tell(new JobEntity.Register(spec, PINNED, probe.ref()));
+    job(spec.job()).tell(new JobEntity.Register(spec, PINNED, TRAINER.owner(), probe.ref()));
     return probe.receiveMessage(Duration.ofSeconds(15));
   }
 
@@ -153,7 +159,7 @@ class JobEntityTest {
         .isEqualTo(new JobEntity.AckReply.Answered(JobEntity.AckReply.Outcome.ACKNOWLEDGED));
 
     TestProbe<JobEntity.JobReply> dropped = kit.createTestProbe();
-    job("again").tell(new JobEntity.DropJob(dropped.ref()));
+    job("again").tell(new JobEntity.DropJob(TRAINER, dropped.ref()));
     JobEntity.JobReply last = dropped.receiveMessage(Duration.ofSeconds(15));
     assertThat(((JobEntity.JobReply.Found) last).status().rowsAcknowledged()).isEqualTo(100);
     assertThat(lease("again", 0, "r-2")).isInstanceOf(JobEntity.LeaseReply.Refused.class);
@@ -191,7 +197,7 @@ class JobEntityTest {
     waiting.expectNoMessage(Duration.ofMillis(300));
 
     TestProbe<JobEntity.JobReply> dropped = kit.createTestProbe();
-    job("waiting").tell(new JobEntity.DropJob(dropped.ref()));
+    job("waiting").tell(new JobEntity.DropJob(TRAINER, dropped.ref()));
     assertThat(dropped.receiveMessage(Duration.ofSeconds(5)))
         .isInstanceOf(JobEntity.JobReply.Found.class);
     // Refused at once, well before the 10 s the layout ask would take to time out.

@@ -2,6 +2,8 @@ package io.floe.gateway.dataset;
 
 import static io.floe.protocol.InvalidRequestException.reading;
 
+import io.floe.auth.Caller;
+import io.floe.auth.Permissions;
 import io.floe.dataset.DatasetEntity;
 import io.floe.dataset.DatasetState;
 import io.floe.dataset.DatasetStatus;
@@ -30,6 +32,10 @@ import org.apache.arrow.flight.FlightInfo;
  * The dataset side of the gateway, one method per request: the dataset actions (load, refresh,
  * status, drop, list), planning a read of a dataset's rows, and opening the stream of one of its
  * tickets. Answers are the actions' JSON bodies.
+ *
+ * <p>Each request is its caller's: a dataset outside the caller's scope is refused before anything
+ * is asked ({@link Permissions#checkReaches}) and left out of listings; a change carries the
+ * caller's {@link Caller#requester()}, which the dataset's entity checks against its owner.
  */
 public final class DatasetActions {
   private final DatasetQueries datasets;
@@ -42,31 +48,39 @@ public final class DatasetActions {
     this.planner = new ReadPlanner(tickets);
   }
 
-  public CompletionStage<byte[]> load(byte[] body) {
+  public CompletionStage<byte[]> load(Caller caller, byte[] body) {
     LoadRequest load = reading(() -> LoadRequest.parse(body));
+    Permissions.checkReaches(caller, load.spec().name());
     if (load.latest()) {
       // Refresh a dataset loaded the same way, or load it when there is none.
       return datasets
-          .refresh(load.spec().name(), load.spec(), load.untilReady())
+          .refresh(load.spec().name(), load.spec(), load.untilReady(), caller.requester())
           .thenCompose(
               reply ->
                   reply.status().state() == DatasetState.ABSENT
-                      ? datasets.load(load.spec(), load.untilReady()).thenApply(this::loaded)
+                      ? datasets
+                          .load(load.spec(), load.untilReady(), caller.requester())
+                          .thenApply(this::loaded)
                       : CompletableFuture.completedFuture(refreshed(reply, load.untilReady())));
     }
-    return datasets.load(load.spec(), load.untilReady()).thenApply(this::loaded);
+    return datasets
+        .load(load.spec(), load.untilReady(), caller.requester())
+        .thenApply(this::loaded);
   }
 
-  public CompletionStage<byte[]> refresh(byte[] body) {
+  public CompletionStage<byte[]> refresh(Caller caller, byte[] body) {
     RefreshRequest refresh = reading(() -> RefreshRequest.parse(body));
+    Permissions.checkReaches(caller, refresh.name());
     return datasets
-        .refresh(refresh.name(), null, refresh.untilDone())
+        .refresh(refresh.name(), null, refresh.untilDone(), caller.requester())
         .thenApply(reply -> refreshed(reply, refresh.untilDone()));
   }
 
-  public CompletionStage<byte[]> status(byte[] body) {
+  public CompletionStage<byte[]> status(Caller caller, byte[] body) {
+    String name = reading(() -> NameRequest.parse(body, Actions.STATUS)).name();
+    Permissions.checkReaches(caller, name);
     return datasets
-        .status(reading(() -> NameRequest.parse(body, Actions.STATUS)).name())
+        .status(name)
         .thenApply(
             answer -> {
               DatasetStatusReply reply = StatusReplies.of(answer.value());
@@ -74,12 +88,17 @@ public final class DatasetActions {
             });
   }
 
-  public CompletionStage<byte[]> drop(byte[] body) {
+  public CompletionStage<byte[]> drop(Caller caller, byte[] body) {
     String name = reading(() -> NameRequest.parse(body, Actions.DROP)).name();
+    Permissions.checkReaches(caller, name);
     return datasets
-        .drop(name)
+        .drop(name, caller.requester())
         .thenApply(
-            status -> {
+            reply -> {
+              if (reply instanceof DatasetEntity.LoadReply.Refused refused) {
+                throw FlightErrors.of(refused.failure());
+              }
+              DatasetStatus status = reply.status();
               if (status.state() == DatasetState.ABSENT) {
                 throw FlightErrors.error(
                     ErrorCode.DATASET_NOT_FOUND, "No dataset '" + name + "' to drop");
@@ -88,23 +107,31 @@ public final class DatasetActions {
             });
   }
 
-  public CompletionStage<byte[]> list() {
+  /** Every dataset the caller's scope reaches. */
+  public CompletionStage<byte[]> list(Caller caller) {
     return datasets
         .list()
         .thenApply(
-            all -> DatasetStatusReply.encodeList(all.stream().map(StatusReplies::of).toList()));
+            all ->
+                DatasetStatusReply.encodeList(
+                    all.stream()
+                        .filter(status -> caller.scope().allows(status.name()))
+                        .map(StatusReplies::of)
+                        .toList()));
   }
 
-  /** The names of the datasets that are READY now, for {@code ListFlights}. */
-  public List<String> ready() {
+  /** The names of the datasets the caller reaches that are READY now, for {@code ListFlights}. */
+  public List<String> ready(Caller caller) {
     return answers.await(datasets.list()).stream()
         .filter(status -> status.state() == DatasetState.READY)
+        .filter(status -> caller.scope().allows(status.name()))
         .map(DatasetStatus::name)
         .toList();
   }
 
   /** Plans a read of a dataset's rows: one endpoint per slice part, at the node holding it. */
-  public FlightInfo plan(ReadRequest request, FlightDescriptor descriptor) {
+  public FlightInfo plan(Caller caller, ReadRequest request, FlightDescriptor descriptor) {
+    Permissions.checkReaches(caller, request.dataset());
     DatasetEntity.LayoutReply reply = answers.await(datasets.layout(request.dataset())).value();
     if (!(reply instanceof DatasetEntity.LayoutReply.Found found)) {
       throw answers.notReady(reply.status());

@@ -7,6 +7,7 @@ import io.floe.dataset.DatasetStatus;
 import io.floe.gateway.GatewaySettings;
 import io.floe.gateway.RepeatedAsk;
 import io.floe.spec.DatasetSpec;
+import io.floe.tenant.Requester;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -54,10 +55,11 @@ public final class DatasetQueries {
     return sharding.entityRefFor(DatasetEntity.TYPE_KEY, name);
   }
 
-  public CompletionStage<DatasetEntity.LoadReply> load(DatasetSpec spec, boolean untilReady) {
+  public CompletionStage<DatasetEntity.LoadReply> load(
+      DatasetSpec spec, boolean untilReady, Requester requester) {
     Duration timeout = untilReady ? settings.loadWaitTimeout() : settings.askTimeout();
     return dataset(spec.name())
-        .ask(replyTo -> new DatasetEntity.Load(spec, untilReady, replyTo), timeout);
+        .ask(replyTo -> new DatasetEntity.Load(spec, untilReady, requester, replyTo), timeout);
   }
 
   /**
@@ -65,10 +67,10 @@ public final class DatasetQueries {
    * snapshot) the dataset must have been loaded the same way.
    */
   public CompletionStage<DatasetEntity.LoadReply> refresh(
-      String name, DatasetSpec spec, boolean untilDone) {
+      String name, DatasetSpec spec, boolean untilDone, Requester requester) {
     Duration timeout = untilDone ? settings.loadWaitTimeout() : settings.askTimeout();
     return dataset(name)
-        .ask(replyTo -> new DatasetEntity.Refresh(spec, untilDone, replyTo), timeout);
+        .ask(replyTo -> new DatasetEntity.Refresh(spec, untilDone, requester, replyTo), timeout);
   }
 
   /** The dataset's status; {@code stale} in the answer says it came from the last one known. */
@@ -116,14 +118,18 @@ public final class DatasetQueries {
         dataset(name), message, settings.askAttemptTimeout(), settings.askTimeout());
   }
 
-  public CompletionStage<DatasetStatus> drop(String name) {
+  /** Drops the dataset if the requester may; the status it had, or the refusal. */
+  public CompletionStage<DatasetEntity.LoadReply> drop(String name, Requester requester) {
     return dataset(name)
-        .ask(DatasetEntity.Drop::new, settings.askTimeout())
+        .<DatasetEntity.LoadReply>ask(
+            replyTo -> new DatasetEntity.Drop(requester, replyTo), settings.askTimeout())
         .thenApply(
-            status -> {
-              lastStatus.remove(name);
-              lastLayout.remove(name);
-              return status;
+            reply -> {
+              if (reply instanceof DatasetEntity.LoadReply.Answered) {
+                lastStatus.remove(name);
+                lastLayout.remove(name);
+              }
+              return reply;
             });
   }
 

@@ -7,6 +7,7 @@ import io.floe.dataset.RefreshReport;
 import io.floe.protocol.DatasetStatusReply;
 import io.floe.protocol.ErrorReply;
 import io.floe.protocol.RefreshReply;
+import io.floe.tenant.Owner;
 
 /** A dataset entity's status as the wire's {@link DatasetStatusReply}. */
 final class StatusReplies {
@@ -37,7 +38,10 @@ final class StatusReplies {
             .toList(),
         error(status.failure()),
         false,
-        false);
+        false,
+        // A dataset loaded before owners were kept is the default tenant's (Owner.LEGACY).
+        status.state() == DatasetState.ABSENT ? null : Owner.orLegacy(status.owner()),
+        status.replicas());
   }
 
   /** A switch, not valueOf: a state added to the entity fails the build until the wire has it. */

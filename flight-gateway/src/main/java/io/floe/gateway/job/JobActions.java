@@ -2,6 +2,8 @@ package io.floe.gateway.job;
 
 import static io.floe.protocol.InvalidRequestException.reading;
 
+import io.floe.auth.Caller;
+import io.floe.auth.Permissions;
 import io.floe.dataset.DatasetEntity;
 import io.floe.gateway.BatchSource;
 import io.floe.gateway.ClusterAnswers;
@@ -45,6 +47,10 @@ import org.apache.pekko.actor.typed.ActorSystem;
  * which gathers this node's rows of each batch in the epoch's order with {@link RowGather}). Which
  * layout a job's epoch reads comes from {@link JobLayouts}; the epoch order this node computes once
  * per layout, epoch and order is cached in {@link JobOrders}.
+ *
+ * <p>A job is its registering caller's: it may register jobs only on datasets its scope reaches,
+ * sees and plans only jobs on those, and only it (or an admin) may drop the job, which the job's
+ * entity checks against the owner it records.
  */
 public final class JobActions {
   private final DatasetQueries datasets;
@@ -82,8 +88,9 @@ public final class JobActions {
   }
 
   /** Registers a job against the dataset's current layout, after checking it can be served. */
-  public CompletionStage<byte[]> register(byte[] body) {
+  public CompletionStage<byte[]> register(Caller caller, byte[] body) {
     JobSpec spec = reading(() -> JobRequest.parse(body));
+    Permissions.checkReaches(caller, spec.dataset());
     return datasets
         .layout(spec.dataset())
         .thenCompose(
@@ -96,7 +103,9 @@ public final class JobActions {
               String fingerprint = layout.fingerprint();
               orders.remember(fingerprint, layout);
               return jobs.register(
-                  spec, new PinnedLayout(layout.snapshotId(), fingerprint, layout.rows()));
+                  spec,
+                  new PinnedLayout(layout.snapshotId(), fingerprint, layout.rows()),
+                  caller.owner());
             })
         .thenApply(status -> JobStatusReplies.of(status).encode());
   }
@@ -124,22 +133,32 @@ public final class JobActions {
     }
   }
 
-  public CompletionStage<byte[]> status(byte[] body) {
+  public CompletionStage<byte[]> status(Caller caller, byte[] body) {
     JobRequests.JobStatusRequest asked = reading(() -> JobRequests.JobStatusRequest.parse(body));
     return jobs.status(asked.job(), asked.epoch())
-        .thenApply(status -> JobStatusReplies.of(status).encode());
+        .thenApply(
+            status -> {
+              Permissions.checkReaches(caller, status.spec().dataset());
+              return JobStatusReplies.of(status).encode();
+            });
   }
 
-  public CompletionStage<byte[]> list() {
+  /** Every job on a dataset the caller's scope reaches. */
+  public CompletionStage<byte[]> list(Caller caller) {
     return jobs.list()
         .thenApply(
             all ->
                 io.floe.protocol.JobStatusReply.encodeList(
-                    all.stream().map(JobStatusReplies::of).toList()));
+                    all.stream()
+                        .filter(status -> caller.scope().allows(status.spec().dataset()))
+                        .map(JobStatusReplies::of)
+                        .toList()));
   }
 
-  public CompletionStage<byte[]> drop(byte[] body) {
-    return jobs.drop(reading(() -> JobRequests.JobName.parse(body, Actions.DROP_JOB)).job())
+  public CompletionStage<byte[]> drop(Caller caller, byte[] body) {
+    return jobs.drop(
+            reading(() -> JobRequests.JobName.parse(body, Actions.DROP_JOB)).job(),
+            caller.requester())
         .thenApply(status -> JobStatusReplies.of(status).asDropped().encode());
   }
 
@@ -156,9 +175,10 @@ public final class JobActions {
   }
 
   /** Plans a rank's read of an epoch (or part of it) on the layout that epoch reads. */
-  public FlightInfo plan(JobReadRequest request, FlightDescriptor descriptor) {
+  public FlightInfo plan(Caller caller, JobReadRequest request, FlightDescriptor descriptor) {
     JobLayouts.EpochLayout epoch =
         layouts.forPlan(request.job(), request.epoch(), !request.avoid().isEmpty());
+    Permissions.checkReaches(caller, epoch.job().spec().dataset());
     return planner.plan(epoch.job(), epoch.layout(), request, descriptor);
   }
 

@@ -89,8 +89,17 @@ final class JobLayouts {
       orders.remember(fingerprint, found.layout());
       return found.layout();
     }
-    if (reply.status().state() != DatasetState.READY
-        && reply.status().state() != DatasetState.DEGRADED) {
+    DatasetState state = reply.status().state();
+    DatasetLayout known = orders.layout(fingerprint);
+    if ((state == DatasetState.PLANNING || state == DatasetState.LOADING) && known != null) {
+      // A dataset entity that started again elsewhere (its node died) plans its slices again,
+      // while the slices on the nodes that stayed serve all along: the layout this node last knew
+      // places the read on them (and, for a reader avoiding the dead node, on the copies of its
+      // slices). A slice that has moved since answers SLICE_NOT_HELD, and the read is planned
+      // again.
+      return known;
+    }
+    if (state != DatasetState.READY && state != DatasetState.DEGRADED) {
       throw answers.notReady(reply.status());
     }
     throw FlightErrors.error(

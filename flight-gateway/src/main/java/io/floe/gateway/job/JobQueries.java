@@ -7,6 +7,8 @@ import io.floe.job.JobSpec;
 import io.floe.job.JobStatus;
 import io.floe.job.PinnedLayout;
 import io.floe.job.entity.JobEntity;
+import io.floe.tenant.Owner;
+import io.floe.tenant.Requester;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -77,9 +79,9 @@ final class JobQueries {
     return sharding.entityRefFor(JobEntity.TYPE_KEY, id);
   }
 
-  CompletionStage<JobStatus> register(JobSpec spec, PinnedLayout layout) {
+  CompletionStage<JobStatus> register(JobSpec spec, PinnedLayout layout, Owner owner) {
     return this.<JobEntity.JobReply>repeated(
-            spec.job(), replyTo -> new JobEntity.Register(spec, layout, replyTo))
+            spec.job(), replyTo -> new JobEntity.Register(spec, layout, owner, replyTo))
         .thenApply(JobQueries::statusOrThrow);
   }
 
@@ -105,9 +107,11 @@ final class JobQueries {
         .thenApply(JobQueries::statusOrThrow);
   }
 
-  CompletionStage<JobStatus> drop(String id) {
+  /** Drops the job if the requester registered it (or is an admin); else NOT_OWNER. */
+  CompletionStage<JobStatus> drop(String id, Requester requester) {
     return job(id)
-        .ask(JobEntity.DropJob::new, settings.askTimeout())
+        .<JobEntity.JobReply>ask(
+            replyTo -> new JobEntity.DropJob(requester, replyTo), settings.askTimeout())
         .thenApply(JobQueries::statusOrThrow);
   }
 

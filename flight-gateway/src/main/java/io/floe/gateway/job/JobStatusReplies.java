@@ -2,6 +2,7 @@ package io.floe.gateway.job;
 
 import io.floe.job.JobStatus;
 import io.floe.protocol.JobStatusReply;
+import io.floe.tenant.Owner;
 
 /** A job entity's status as the wire's {@link JobStatusReply}. */
 final class JobStatusReplies {
@@ -30,6 +31,8 @@ final class JobStatusReplies {
             status.rowsReissued(),
             status.leasesActive()),
         status.epochs(),
-        false);
+        false,
+        // A job registered before owners were kept is the default tenant's (Owner.LEGACY).
+        Owner.orLegacy(status.owner()));
   }
 }

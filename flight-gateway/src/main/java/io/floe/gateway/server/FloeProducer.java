@@ -3,6 +3,7 @@ package io.floe.gateway.server;
 import static io.floe.protocol.InvalidRequestException.reading;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.auth.Caller;
 import io.floe.auth.Permissions;
 import io.floe.auth.Role;
 import io.floe.gateway.BatchSource;
@@ -57,10 +58,13 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
   /** An action: what it is called and does, the role it needs, and its handler. */
   private record ActionRoute(ActionType type, Role role, ActionHandler handler) {}
 
-  /** Answers one action's body; a request it cannot read is an {@link InvalidRequestException}. */
+  /**
+   * Answers one action's body for its caller; a request it cannot read is an {@link
+   * InvalidRequestException}.
+   */
   @FunctionalInterface
   private interface ActionHandler {
-    CompletionStage<byte[]> handle(byte[] body);
+    CompletionStage<byte[]> handle(Caller caller, byte[] body);
   }
 
   private final SliceStore slices;
@@ -126,13 +130,13 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
         Actions.LIST,
         "Every loaded dataset's status",
         Role.READER,
-        body -> datasets.list());
+        (caller, body) -> datasets.list(caller));
     route(
         routes,
         Actions.CLUSTER,
         "The cluster's members as this node sees them",
         Role.READER,
-        body -> CompletableFuture.completedFuture(clusterView.reply().encode()));
+        (caller, body) -> CompletableFuture.completedFuture(clusterView.reply().encode()));
     route(
         routes,
         Actions.REGISTER_JOB,
@@ -150,20 +154,21 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
         Actions.LIST_JOBS,
         "Every registered training job's status, by id",
         Role.READER,
-        body -> jobs.list());
+        (caller, body) -> jobs.list(caller));
     route(routes, Actions.DROP_JOB, "Forget a job; body: {\"job\": ...}", Role.READER, jobs::drop);
     route(
         routes,
         Actions.LEASE,
         "Dynamic mode: lease the next batch; body: {job, epoch, worker}",
         Role.READER,
-        jobs::lease);
+        // Leases and acknowledgements name batches, not rows: the rows are planned (and scoped).
+        (caller, body) -> jobs.lease(body));
     route(
         routes,
         Actions.ACK,
         "Dynamic mode: acknowledge a lease; body: {job, epoch, lease}",
         Role.READER,
-        jobs::ack);
+        (caller, body) -> jobs.ack(body));
     return java.util.Collections.unmodifiableMap(routes);
   }
 
@@ -202,8 +207,8 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
                 + "'; known: "
                 + String.join(", ", actions.keySet()));
       }
-      Permissions.check(context, route.role(), "Action '" + action.getType() + "'");
-      answer = route.handler().handle(action.getBody());
+      Caller caller = Permissions.check(context, route.role(), "Action '" + action.getType() + "'");
+      answer = route.handler().handle(caller, action.getBody());
     } catch (RuntimeException e) {
       calls.acted(timing, action.getType(), false);
       listener.onError(answers.failure(e));
@@ -225,11 +230,11 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
   public void listFlights(
       CallContext context, Criteria criteria, StreamListener<FlightInfo> listener) {
     try {
-      Permissions.check(context, Role.READER, "Listing flights");
-      for (String name : datasets.ready()) {
+      Caller caller = Permissions.check(context, Role.READER, "Listing flights");
+      for (String name : datasets.ready(caller)) {
         ReadRequest whole = ReadRequest.whole(name);
         try {
-          listener.onNext(datasets.plan(whole, FlightDescriptor.command(whole.toJson())));
+          listener.onNext(datasets.plan(caller, whole, FlightDescriptor.command(whole.toJson())));
         } catch (RuntimeException e) {
           LOG.debug("Dataset {} left the listing while listing: {}", name, e.toString());
         }
@@ -245,19 +250,19 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
     io.micrometer.core.instrument.Timer.Sample timing = calls.start();
     String kind = "shard";
     try {
-      Permissions.check(context, Role.READER, "Planning a read");
+      Caller caller = Permissions.check(context, Role.READER, "Planning a read");
       FlightInfo info;
       if (!descriptor.isCommand()) {
-        info = datasets.plan(reading(() -> wholeDataset(descriptor.getPath())), descriptor);
+        info = datasets.plan(caller, reading(() -> wholeDataset(descriptor.getPath())), descriptor);
       } else {
         // Parsed once; its kind says which request it is.
         ObjectNode command =
             reading(() -> Json.parseObject(descriptor.getCommand(), "flight descriptor command"));
         if (reading(() -> JobReadRequest.isJobCommand(command))) {
           kind = "job";
-          info = jobs.plan(reading(() -> JobReadRequest.parse(command)), descriptor);
+          info = jobs.plan(caller, reading(() -> JobReadRequest.parse(command)), descriptor);
         } else {
-          info = datasets.plan(reading(() -> ReadRequest.parse(command)), descriptor);
+          info = datasets.plan(caller, reading(() -> ReadRequest.parse(command)), descriptor);
         }
       }
       calls.planned(timing, kind, true);

@@ -96,7 +96,8 @@ class JobReadPlannerTest {
             0,
             0,
             0,
-            List.of());
+            List.of(),
+            null);
     JobReadRequest request = new JobReadRequest("train", 0, 2, 1, 0, 32L, 1, 1, avoid);
     return new JobReadPlanner(TICKETS, new JobOrders())
         .plan(job, layout, request, FlightDescriptor.command(request.toJson()));
