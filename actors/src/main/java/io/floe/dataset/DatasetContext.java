@@ -1,6 +1,7 @@
 package io.floe.dataset;
 
 import io.floe.dataset.DatasetEntity.Command;
+import io.floe.iceberg.MemoryNeed;
 import io.floe.iceberg.ScanPlan;
 import io.floe.iceberg.SliceSpec;
 import io.floe.resources.ClusterMemory;
@@ -80,45 +81,58 @@ final class DatasetContext {
     return sliceReplies;
   }
 
-  /** Slices asked to load at once while a version loads. */
+  /** Slices asked to load at once while a version loads (unless its admission allowed fewer). */
   int loadsAtOnce() {
     return planning.loadsPerDataset();
   }
 
   /** Plans {@code spec} on the load threads; the outcome comes back as {@code outcome} makes it. */
   void plan(DatasetSpec spec, long generation, BiFunction<ScanPlan, Throwable, Command> outcome) {
-    plan(spec, generation, false, outcome);
-  }
-
-  /**
-   * {@link #plan}, and for a new load ({@code admit}) a refusal (RESOURCE_EXHAUSTED) when the data
-   * nodes' free memory cannot hold the least the plan takes ({@link ClusterMemory#admit}). A
-   * recovering or refreshing dataset is not refused: it held its memory already.
-   */
-  void plan(
-      DatasetSpec spec,
-      long generation,
-      boolean admit,
-      BiFunction<ScanPlan, Throwable, Command> outcome) {
     CompletableFuture<ScanPlan> plan =
         CompletableFuture.supplyAsync(
             () -> {
               TableSource source = planning.tables().resolve(spec.table(), spec.catalog());
-              ScanPlan planned =
-                  planning.planner().plan(source, planning.tables().open(source), spec, generation);
-              if (admit) {
-                planning
-                    .memory()
-                    .admit(
-                        name,
-                        // Every copy of a slice takes its memory again, on another node.
-                        planned.memoryFloor().bytes() * spec.replicas(),
-                        planned.memoryFloor().rows());
-              }
-              return planned;
+              return planning
+                  .planner()
+                  .plan(source, planning.tables().open(source), spec, generation);
             },
             planning.loadExecutor());
     actor.pipeToSelf(plan, outcome::apply);
+  }
+
+  /**
+   * Asks the data nodes' memory to admit a new load of {@code plan} ({@link ClusterMemory#admit}):
+   * admitted, refused, or queued behind loads in flight, in which case the decision comes later as
+   * {@link DatasetEntity.AdmissionDecided}. A recovering or refreshing dataset is not asked: it
+   * held its memory already.
+   */
+  ClusterMemory.Admission admit(ScanPlan plan, int replicas, long generation) {
+    MemoryNeed need =
+        MemoryNeed.of(plan, planning.memory().slicesAtOnce(planning.loadsPerDataset()))
+            // Every copy of a slice takes its memory again, on another node, and decodes too.
+            .times(replicas);
+    ActorRef<Command> self = actor.getSelf();
+    return planning
+        .memory()
+        .admit(
+            name,
+            generation,
+            need,
+            decided ->
+                self.tell(
+                    decided instanceof ClusterMemory.Admission.Admitted admitted
+                        ? DatasetEntity.AdmissionDecided.admitted(
+                            generation, admitted.need().slicesAtOnce())
+                        : DatasetEntity.AdmissionDecided.refused(
+                            generation, ((ClusterMemory.Admission.Refused) decided).reason())));
+  }
+
+  /**
+   * Ends the memory reservation of the load of {@code generation} (or its wait for one): it has
+   * every slice, failed or was dropped. Nothing happens if it had none.
+   */
+  void releaseAdmission(long generation) {
+    planning.memory().release(name, generation);
   }
 
   /**

@@ -131,6 +131,20 @@ public final class DatasetEntity {
    */
   record Planned(long generation, ScanPlan plan, Throwable failure) implements Command {}
 
+  /**
+   * The data nodes' memory decided a queued load of {@code generation}: admitted with {@code
+   * slicesAtOnce} slices decoding at once ({@code refusal} null), or refused, and why.
+   */
+  record AdmissionDecided(long generation, int slicesAtOnce, String refusal) implements Command {
+    static AdmissionDecided admitted(long generation, int slicesAtOnce) {
+      return new AdmissionDecided(generation, slicesAtOnce, null);
+    }
+
+    static AdmissionDecided refused(long generation, String why) {
+      return new AdmissionDecided(generation, 0, why);
+    }
+  }
+
   /** The plan of the table's newest snapshot, for a refresh. */
   record RefreshPlanned(long generation, ScanPlan plan, Throwable failure) implements Command {}
 

@@ -2,7 +2,10 @@ package io.floe.dataset;
 
 import io.floe.dataset.DatasetEntity.Command;
 import io.floe.dataset.DatasetEntity.LoadReply;
+import io.floe.iceberg.ScanPlan;
+import io.floe.resources.ClusterMemory;
 import io.floe.spec.DatasetSpec;
+import io.floe.table.FailureKind;
 import io.floe.tenant.Owner;
 import io.floe.util.Excerpt;
 import java.util.ArrayList;
@@ -19,8 +22,11 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
 
 /**
  * A dataset whose table is being planned on the load threads: loads of the same spec wait for the
- * plan (or for READY), slices that ask for their spec wait too; the plan makes it a {@link
- * ServingDataset}, a failure a {@link FailedDataset}.
+ * plan (or for READY), slices that ask for their spec wait too. A new load's plan then asks the
+ * data nodes' memory to admit it ({@link io.floe.resources.ClusterMemory}), and it may wait here,
+ * still PLANNING, for loads in flight to end. The admitted plan makes it a {@link ServingDataset};
+ * a failure or a refusal (RESOURCE_EXHAUSTED, saying what it needs and what is free) a {@link
+ * FailedDataset}.
  */
 final class PlanningDataset extends AbstractBehavior<Command> {
   private final DatasetContext dataset;
@@ -30,6 +36,13 @@ final class PlanningDataset extends AbstractBehavior<Command> {
   private final long requestedAtNanos = System.nanoTime();
   private final Map<String, Set<String>> holders;
   private final List<Long> retainedSnapshots;
+
+  /** A new load, which the data nodes' memory must admit (a recovering dataset held it already). */
+  private final boolean admit;
+
+  /** The plan waiting for memory that loads in flight reserved; null until then. */
+  private ScanPlan waitingForMemory;
+
   private final List<ActorRef<LoadReply>> waitingForPlan = new ArrayList<>();
   private final List<ActorRef<LoadReply>> waitingForReady = new ArrayList<>();
   private final List<DatasetEntity.GetSliceSpec> waitingForSpecs = new ArrayList<>();
@@ -40,8 +53,10 @@ final class PlanningDataset extends AbstractBehavior<Command> {
       Owner owner,
       long generation,
       Map<String, Set<String>> holders,
-      List<Long> retainedSnapshots) {
+      List<Long> retainedSnapshots,
+      boolean admit) {
     super(dataset.actor());
+    this.admit = admit;
     this.dataset = dataset;
     this.spec = spec;
     this.owner = owner;
@@ -54,8 +69,9 @@ final class PlanningDataset extends AbstractBehavior<Command> {
   static PlanningDataset start(
       DatasetContext dataset, DatasetSpec spec, Owner owner, long generation) {
     PlanningDataset planning =
-        new PlanningDataset(dataset, spec, owner, generation, new LinkedHashMap<>(), List.of());
-    planning.plan(spec, true);
+        new PlanningDataset(
+            dataset, spec, owner, generation, new LinkedHashMap<>(), List.of(), true);
+    planning.plan(spec);
     return planning;
   }
 
@@ -77,18 +93,18 @@ final class PlanningDataset extends AbstractBehavior<Command> {
             record.owner(),
             record.generation(),
             holders,
-            record.retainedSnapshots());
-    planning.plan(record.pinnedSpec(), false);
+            record.retainedSnapshots(),
+            false);
+    planning.plan(record.pinnedSpec());
     return planning;
   }
 
-  private void plan(DatasetSpec toPlan, boolean admit) {
+  private void plan(DatasetSpec toPlan) {
     DatasetEntity.LOG.info(
         "Dataset '{}': planning {}", dataset.name(), Excerpt.location(toPlan.table()));
     dataset.plan(
         toPlan,
         generation,
-        admit,
         (plan, failure) -> new DatasetEntity.Planned(generation, plan, failure));
   }
 
@@ -114,6 +130,8 @@ final class PlanningDataset extends AbstractBehavior<Command> {
       dataset.refuseOtherSpec(load.spec(), spec, status(), load.replyTo());
     } else if (load.untilReady()) {
       waitingForReady.add(load.replyTo());
+    } else if (waitingForMemory != null) {
+      load.replyTo().tell(new LoadReply.Answered(status())); // taken: it waits for memory
     } else {
       waitingForPlan.add(load.replyTo());
     }
@@ -125,6 +143,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
     return DatasetEntity.answerWithoutLayout(newReceiveBuilder(), this::status)
         .onMessage(DatasetEntity.Load.class, this::take)
         .onMessage(DatasetEntity.Planned.class, this::onPlanned)
+        .onMessage(DatasetEntity.AdmissionDecided.class, this::onAdmissionDecided)
         .onMessage(DatasetEntity.Refresh.class, this::onRefresh)
         .onMessage(
             DatasetEntity.GetSliceSpec.class,
@@ -145,7 +164,12 @@ final class PlanningDataset extends AbstractBehavior<Command> {
               return this;
             })
         .onMessage(DatasetEntity.Drop.class, this::onDrop)
-        .onMessage(DatasetEntity.Stop.class, stop -> Behaviors.stopped())
+        .onMessage(
+            DatasetEntity.Stop.class,
+            stop -> {
+              dataset.releaseAdmission(generation); // a wait for memory ends with the entity
+              return Behaviors.stopped();
+            })
         .onMessage(DatasetEntity.RecordWritten.class, dataset::written)
         // Reports and plans of an earlier load of this name: not this one's.
         .onMessage(Command.class, ignored -> this)
@@ -153,27 +177,63 @@ final class PlanningDataset extends AbstractBehavior<Command> {
   }
 
   private Behavior<Command> onPlanned(DatasetEntity.Planned planned) {
-    if (planned.generation() != generation) {
+    if (planned.generation() != generation || waitingForMemory != null) {
       return this;
     }
     if (planned.failure() != null) {
-      FailedDataset failed =
-          new FailedDataset(
-              dataset,
-              spec,
-              Failure.logged(
-                  DatasetEntity.LOG,
-                  "Planning dataset '" + dataset.name() + "'",
-                  planned.failure()),
-              null,
-              null,
-              owner);
-      dataset.forgetRecord();
-      failed.refuse(waitingForPlan);
-      failed.refuse(waitingForReady);
-      waitingForSpecs.forEach(DatasetEntity::notWanted);
-      return failed;
+      return fail(
+          Failure.logged(
+              DatasetEntity.LOG, "Planning dataset '" + dataset.name() + "'", planned.failure()));
     }
+    if (!admit) {
+      return serve(planned.plan(), dataset.loadsAtOnce());
+    }
+    ClusterMemory.Admission admission = dataset.admit(planned.plan(), spec.replicas(), generation);
+    if (admission instanceof ClusterMemory.Admission.Refused refused) {
+      return fail(new Failure(FailureKind.RESOURCE_EXHAUSTED, refused.reason()));
+    }
+    if (admission instanceof ClusterMemory.Admission.Queued queued) {
+      DatasetEntity.LOG.info("Dataset '{}' waits for memory: {}", dataset.name(), queued.reason());
+      waitingForMemory = planned.plan();
+      // Taken: those that did not ask to wait for READY hear so now, not after the wait.
+      LoadReply taken = new LoadReply.Answered(status());
+      waitingForPlan.forEach(waiter -> waiter.tell(taken));
+      waitingForPlan.clear();
+      return this;
+    }
+    ClusterMemory.Admission.Admitted admitted = (ClusterMemory.Admission.Admitted) admission;
+    return serve(planned.plan(), slicesAtOnce(admitted.need().slicesAtOnce()));
+  }
+
+  /** The slices to load at once as admitted: fewer than configured when only that fit. */
+  private int slicesAtOnce(int admitted) {
+    return admitted > 0 ? Math.min(admitted, dataset.loadsAtOnce()) : dataset.loadsAtOnce();
+  }
+
+  private Behavior<Command> onAdmissionDecided(DatasetEntity.AdmissionDecided decided) {
+    if (decided.generation() != generation || waitingForMemory == null) {
+      return this;
+    }
+    if (decided.refusal() != null) {
+      return fail(new Failure(FailureKind.RESOURCE_EXHAUSTED, decided.refusal()));
+    }
+    DatasetEntity.LOG.info(
+        "Dataset '{}' admitted ({} slices at once): loads in flight made room",
+        dataset.name(),
+        decided.slicesAtOnce());
+    return serve(waitingForMemory, slicesAtOnce(decided.slicesAtOnce()));
+  }
+
+  private Behavior<Command> fail(Failure why) {
+    FailedDataset failed = new FailedDataset(dataset, spec, why, null, null, owner);
+    dataset.forgetRecord();
+    failed.refuse(waitingForPlan);
+    failed.refuse(waitingForReady);
+    waitingForSpecs.forEach(DatasetEntity::notWanted);
+    return failed;
+  }
+
+  private Behavior<Command> serve(ScanPlan plan, int slicesAtOnce) {
     ServingDataset serving =
         new ServingDataset(
             dataset,
@@ -181,7 +241,8 @@ final class PlanningDataset extends AbstractBehavior<Command> {
             owner,
             generation,
             requestedAtNanos,
-            new DatasetVersion(planned.plan(), spec.replicas()),
+            new DatasetVersion(plan, spec.replicas()),
+            slicesAtOnce,
             holders,
             retainedSnapshots,
             waitingForReady,
@@ -211,6 +272,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
         dataset.name(), owner, drop.requester(), "drop", status(), drop.replyTo())) {
       return this;
     }
+    dataset.releaseAdmission(generation);
     return dataset.drop(drop, status(), List.of(waitingForPlan, waitingForReady), waitingForSpecs);
   }
 

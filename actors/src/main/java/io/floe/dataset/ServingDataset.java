@@ -46,6 +46,12 @@ final class ServingDataset extends AbstractBehavior<Command> {
   /** The version readers plan with (or the first one, while it loads). */
   private DatasetVersion current;
 
+  /**
+   * Slices of the first version loading at once: as many as its admission reserved memory for
+   * ({@code floe.load.per-dataset} unless only fewer fit).
+   */
+  private final int firstLoadAtOnce;
+
   /** A refresh's version while its new slices load; null when no refresh runs. */
   private DatasetVersion next;
 
@@ -70,6 +76,12 @@ final class ServingDataset extends AbstractBehavior<Command> {
   private RefreshReport refresh;
   private long refreshStartedNanos;
 
+  /**
+   * Whether the load may still hold a memory reservation (a new load's, until every slice answered
+   * once: then its memory is in the node's figures).
+   */
+  private boolean admissionHeld = true;
+
   ServingDataset(
       DatasetContext dataset,
       DatasetSpec spec,
@@ -77,6 +89,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
       long generation,
       long requestedAtNanos,
       DatasetVersion current,
+      int firstLoadAtOnce,
       Map<String, Set<String>> holders,
       List<Long> retainedSnapshots,
       List<ActorRef<LoadReply>> waitingForReady,
@@ -88,6 +101,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
     this.generation = generation;
     this.requestedAtNanos = requestedAtNanos;
     this.current = current;
+    this.firstLoadAtOnce = firstLoadAtOnce;
     this.holders = holders;
     this.waitingForReady = waitingForReady;
     this.waitingForSpecs = waitingForSpecs;
@@ -111,7 +125,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
               new DatasetEntity.RetainedPlanned(generation, snapshot, plan, failure));
     }
     answerWaitingSpecs();
-    dispatch(current, dataset.loadsAtOnce());
+    dispatch(current, firstLoadAtOnce);
     return settled();
   }
 
@@ -137,7 +151,12 @@ final class ServingDataset extends AbstractBehavior<Command> {
         .onMessage(DatasetEntity.AskMissing.class, ask -> onAskMissing())
         .onMessage(DatasetEntity.Drop.class, this::onDrop)
         .onMessage(DatasetEntity.RecordWritten.class, dataset::written)
-        .onMessage(DatasetEntity.Stop.class, stop -> Behaviors.stopped())
+        .onMessage(
+            DatasetEntity.Stop.class,
+            stop -> {
+              releaseAdmission();
+              return Behaviors.stopped();
+            })
         // A plan of an earlier load: not this one's.
         .onMessage(Command.class, ignored -> this)
         .build();
@@ -157,6 +176,9 @@ final class ServingDataset extends AbstractBehavior<Command> {
    */
   private Behavior<Command> settled() {
     DatasetState now = state();
+    if (now != DatasetState.LOADING) {
+      releaseAdmission();
+    }
     if (now != shown) {
       if (now == DatasetState.READY) {
         boolean first = secondsToReady == null;
@@ -483,7 +505,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
     for (DatasetVersion version : versions()) {
       version.loaded(loaded);
     }
-    dispatch(current, dataset.loadsAtOnce());
+    dispatch(current, firstLoadAtOnce);
     if (next != null) {
       dispatch(next, dataset.loadsAtOnce());
     }
@@ -494,6 +516,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
   /** A slice of the serving layout failed: every slice is freed and the dataset FAILED. */
   private Behavior<Command> fail(Failure why) {
     releaseAll();
+    releaseAdmission();
     dataset.forgetRecord();
     dataset.askMissing(false);
     FailedDataset failed = new FailedDataset(dataset, spec, why, secondsToReady, refresh, owner);
@@ -501,6 +524,14 @@ final class ServingDataset extends AbstractBehavior<Command> {
     failed.refuse(waitingForRefresh);
     waitingForSpecs.forEach(DatasetEntity::notWanted);
     return failed;
+  }
+
+  /** Ends the load's memory reservation, once; loads waiting for memory are decided again. */
+  private void releaseAdmission() {
+    if (admissionHeld) {
+      admissionHeld = false;
+      dataset.releaseAdmission(generation);
+    }
   }
 
   /** Frees every slice of every version now (drop or failure). */
@@ -652,6 +683,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
     }
     DatasetStatus last = status();
     releaseAll();
+    releaseAdmission();
     return dataset.drop(drop, last, List.of(waitingForReady, waitingForRefresh), waitingForSpecs);
   }
 

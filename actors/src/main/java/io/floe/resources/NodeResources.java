@@ -56,7 +56,11 @@ public final class NodeResources implements AutoCloseable {
             loadExecutor,
             builder.loadsPerDataset,
             builder.retireLinger,
-            new ClusterMemory(allocator));
+            new ClusterMemory(
+                allocator,
+                builder.loadThreads,
+                builder.admissionQueueLength,
+                builder.admissionWaitTimeout));
     SliceLoader loader = new SliceLoader(allocator, tables, reaper, builder.decoders());
     // The native library (76 MB unpacked from its jar, about a tenth of a first load's CPU) loads
     // on a load thread now rather than in the first load.
@@ -135,6 +139,8 @@ public final class NodeResources implements AutoCloseable {
     private boolean vectorizedLoads = true;
     private boolean nativeLoads = false;
     private java.time.Duration retireLinger;
+    private int admissionQueueLength = -1;
+    private java.time.Duration admissionWaitTimeout;
     private io.floe.iceberg.SliceLoadListener loadListener = io.floe.iceberg.SliceLoadListener.NONE;
 
     private Builder() {}
@@ -167,6 +173,22 @@ public final class NodeResources implements AutoCloseable {
       Preconditions.checkArgument(
           !linger.isNegative(), "Invalid retire linger: %s (must be >= 0)", linger);
       this.retireLinger = linger;
+      return this;
+    }
+
+    /** How many loads may wait for memory at once (more are refused); 0: none waits. */
+    public Builder admissionQueueLength(int loads) {
+      Preconditions.checkArgument(
+          loads >= 0, "Invalid admission queue length: %s (must be >= 0)", loads);
+      this.admissionQueueLength = loads;
+      return this;
+    }
+
+    /** How long a load waits for memory that loads in flight reserved before it is refused. */
+    public Builder admissionWaitTimeout(java.time.Duration timeout) {
+      Preconditions.checkArgument(
+          !timeout.isNegative(), "Invalid admission wait timeout: %s (must be >= 0)", timeout);
+      this.admissionWaitTimeout = timeout;
       return this;
     }
 
@@ -222,9 +244,11 @@ public final class NodeResources implements AutoCloseable {
               && sliceTargetBytes > 0
               && loadThreads > 0
               && loadsPerDataset > 0
-              && retireLinger != null,
-          "Node resources need the memory limit, slice target, load threads, loads per dataset"
-              + " and retire linger");
+              && retireLinger != null
+              && admissionQueueLength >= 0
+              && admissionWaitTimeout != null,
+          "Node resources need the memory limit, slice target, load threads, loads per dataset,"
+              + " retire linger and the admission queue's length and wait timeout");
       return new NodeResources(this);
     }
   }

@@ -52,6 +52,8 @@ class DatasetEntityTest {
             .loadThreads(2)
             .loadsPerDataset(2)
             .retireLinger(Duration.ZERO)
+            .admissionQueueLength(4)
+            .admissionWaitTimeout(Duration.ofMinutes(1))
             .build();
     resources.advertise(HOLDER);
     kit = OneNodeCluster.start("dataset-entity-test");

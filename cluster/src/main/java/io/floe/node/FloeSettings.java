@@ -29,6 +29,8 @@ public record FloeSettings(
     int streamBufferBytes,
     String advertisedHost,
     long memoryLimitBytes,
+    int admissionQueueLength,
+    Duration admissionWaitTimeout,
     long sliceTargetBytes,
     int loadThreads,
     int loadsPerDataset,
@@ -79,6 +81,8 @@ public record FloeSettings(
         Math.toIntExact(floe.getMemorySize("flight.stream-buffer").toBytes()),
         advertised.isEmpty() ? bind : advertised,
         floe.getMemorySize("memory.limit").toBytes(),
+        floe.getInt("memory.admission.queue-length"),
+        floe.getDuration("memory.admission.wait-timeout"),
         floe.getMemorySize("load.slice-target-size").toBytes(),
         threads > 0 ? threads : Runtime.getRuntime().availableProcessors(), // 0: one per core
         floe.getInt("load.per-dataset"),
@@ -182,6 +186,8 @@ public record FloeSettings(
   public NodeResources.Builder resources() {
     return NodeResources.builder()
         .memoryLimitBytes(memoryLimitBytes)
+        .admissionQueueLength(admissionQueueLength)
+        .admissionWaitTimeout(admissionWaitTimeout)
         .sliceTargetBytes(sliceTargetBytes)
         .loadThreads(loadThreads)
         .loadsPerDataset(loadsPerDataset)

@@ -123,7 +123,10 @@ class NotReadyAndMemoryTest {
                 assertThat(e.status().code()).isEqualTo(FlightStatusCode.RESOURCE_EXHAUSTED);
                 assertThat(e.status().description())
                     .contains("slice 'big/")
-                    .contains("of dataset 'big'");
+                    .contains("of dataset 'big'")
+                    // What the slice needed and what the node had free, both ways.
+                    .containsPattern("needed [0-9.]+ KiB \\([0-9,]+ bytes\\) more while decoding")
+                    .containsPattern("\\([0-9,]+ bytes\\) free now");
               });
       DatasetStatusReply status = client.status("big");
       assertThat(status.state()).isEqualTo(State.FAILED);

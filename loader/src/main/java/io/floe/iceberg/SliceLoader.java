@@ -9,6 +9,7 @@ import io.floe.store.LoadedSlice;
 import io.floe.table.StorageFailures;
 import io.floe.table.TableAccess;
 import io.floe.util.Excerpt;
+import io.floe.util.Sizes;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -172,19 +173,36 @@ public final class SliceLoader {
     return null;
   }
 
+  /** How Arrow's refusal names the buffer it could not allocate. */
+  private static final java.util.regex.Pattern REQUESTED =
+      java.util.regex.Pattern.compile("buffer of size (\\d+)");
+
   /**
-   * Arrow's refusal in terms an operator can act on: how much of the node's limit is held and by
-   * which setting it is raised (Arrow's own text names one buffer and the allocator's total).
+   * Arrow's refusal in terms an operator can act on: what the slice asked for, what the node has
+   * free and holds of its limit, and by which setting it is raised (Arrow's own text names one
+   * buffer and the allocator's total).
    */
   private OutOfMemoryException memoryFull(OutOfMemoryException arrow) {
+    long held = nodeAllocator.getAllocatedMemory();
+    long limit = nodeAllocator.getLimit();
+    String message = String.valueOf(arrow.getMessage());
+    java.util.regex.Matcher requested = REQUESTED.matcher(message);
+    String needed =
+        requested.find()
+            ? "needed " + Sizes.exactly(Long.parseLong(requested.group(1))) + " more"
+            : "needed more";
     OutOfMemoryException full =
         new OutOfMemoryException(
             String.format(
-                "The node's Arrow memory is full: %,d of its %,d-byte limit are held"
-                    + " (floe.memory.limit, FLOE_MEMORY_LIMIT), and this slice needed more; drop"
-                    + " datasets, load fewer columns or rows, or give the nodes more memory"
-                    + " (Arrow: %s)",
-                nodeAllocator.getAllocatedMemory(), nodeAllocator.getLimit(), arrow.getMessage()));
+                "The node's Arrow memory is full: this slice %s while decoding, and the node has"
+                    + " %s free now, %s of its %s memory limit held"
+                    + " (floe.memory.limit, FLOE_MEMORY_LIMIT) by slices, loads in flight and streams; drop datasets,"
+                    + " load fewer columns or rows, or give the nodes more memory (Arrow: %s)",
+                needed,
+                Sizes.exactly(Math.max(0, limit - held)),
+                Sizes.exactly(held),
+                Sizes.exactly(limit),
+                message));
     full.initCause(arrow);
     return full;
   }

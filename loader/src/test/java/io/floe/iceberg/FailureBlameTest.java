@@ -92,7 +92,8 @@ class FailureBlameTest {
       assertThat(failure)
           .isInstanceOf(OutOfMemoryException.class)
           .hasMessageStartingWith("The node's Arrow memory is full: ")
-          .hasMessageContaining("of its 65,536-byte limit are held")
+          .hasMessageContaining("this slice needed 1.0 KiB (1,024 bytes) more while decoding")
+          .hasMessageContaining("of its 64.0 KiB (65,536 bytes) memory limit held")
           .hasMessageContaining("FLOE_MEMORY_LIMIT");
       assertThat(FailureKind.of(failure)).isEqualTo(FailureKind.RESOURCE_EXHAUSTED);
       assertThat(small.getAllocatedMemory()).isZero();
