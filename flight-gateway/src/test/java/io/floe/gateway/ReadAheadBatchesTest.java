@@ -140,7 +140,10 @@ class ReadAheadBatchesTest {
       assertThat(ahead.next()).isNull();
     }
     assertThat(read).containsExactlyElementsOf(expected);
-    assertThat(source.closed).isTrue();
+    // Closing closes the source once the work in flight has settled, on another thread.
+    org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(10))
+        .untilTrue(source.closed);
   }
 
   @Test
@@ -169,7 +172,10 @@ class ReadAheadBatchesTest {
     while (!source.closed.get() && System.nanoTime() < deadline) {
       Thread.sleep(5);
     }
-    assertThat(source.closed).isTrue();
+    // Closing closes the source once the work in flight has settled, on another thread.
+    org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(10))
+        .untilTrue(source.closed);
     assertThat(source.closedDuringCall).isFalse();
     assertThat(source.calls.get()).as("no call asked after closing").isEqualTo(3);
     assertThat(ahead.next()).isNull();
@@ -253,7 +259,10 @@ class ReadAheadBatchesTest {
     }
     assertThat(read).containsExactlyElementsOf(expected);
     assertThat(source.mostAtOnce.get()).as("batches made at once").isEqualTo(2);
-    assertThat(source.closed).isTrue();
+    // Closing closes the source once the work in flight has settled, on another thread.
+    org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(10))
+        .untilTrue(source.closed);
     assertThat(source.closedWhileMaking).isFalse();
   }
 
@@ -281,7 +290,10 @@ class ReadAheadBatchesTest {
     while (!source.closed.get() && System.nanoTime() < deadline) {
       Thread.sleep(5);
     }
-    assertThat(source.closed).isTrue();
+    // Closing closes the source once the work in flight has settled, on another thread.
+    org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(10))
+        .untilTrue(source.closed);
     assertThat(source.closedWhileMaking).isFalse();
     // What was made ahead is given back: @AfterEach finds no byte allocated.
   }
