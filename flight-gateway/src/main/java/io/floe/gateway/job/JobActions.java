@@ -176,7 +176,7 @@ public final class JobActions {
 
   /** Plans a rank's read of an epoch (or part of it) on the layout that epoch reads. */
   public FlightInfo plan(Caller caller, JobReadRequest request, FlightDescriptor descriptor) {
-    JobLayouts.EpochLayout epoch = layouts.forPlan(request.job(), request.epoch());
+    JobLayouts.EpochLayout epoch = layouts.forPlan(request.job(), request.epoch(), request.avoid());
     Permissions.checkReaches(caller, epoch.job().spec().dataset());
     return planner.plan(epoch.job(), epoch.layout(), request, descriptor);
   }

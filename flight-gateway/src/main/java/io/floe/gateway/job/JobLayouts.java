@@ -9,6 +9,7 @@ import io.floe.job.JobStatus;
 import io.floe.protocol.ErrorCode;
 import io.floe.spec.DatasetLayout;
 import io.floe.ticket.JobTicket;
+import java.util.List;
 
 /**
  * Which layout a job reads in an epoch, and where its slices are: the one place that asks the job
@@ -43,14 +44,25 @@ final class JobLayouts {
   /**
    * The layout epoch {@code epoch} of {@code job} reads, with where its slices are now (planning
    * needs that, so it comes from the dataset, not this node's copy). The entities get {@link
-   * #PLAN_PATIENCE} to answer before the last answers this node had are used.
+   * #PLAN_PATIENCE} to answer before the last answers this node had are used, unless those would
+   * place a slice on a node the reader could not reach ({@code avoid}; a slice with no copy
+   * elsewhere): then they get {@link DatasetQueries#PATIENCE}, since a fresh answer, which comes as
+   * soon as the dataset's entity is back or the slice has moved, is the only one that helps.
    */
-  EpochLayout forPlan(String job, long epoch) {
-    JobStatus status = answers.await(jobs.statusForPlan(job, epoch, PLAN_PATIENCE));
+  EpochLayout forPlan(String job, long epoch, List<String> avoid) {
+    EpochLayout quick = forPlan(job, epoch, PLAN_PATIENCE);
+    if (avoid.isEmpty()
+        || java.util.Collections.disjoint(Placement.of(quick.layout(), avoid).holders(), avoid)) {
+      return quick;
+    }
+    return forPlan(job, epoch, DatasetQueries.PATIENCE);
+  }
+
+  private EpochLayout forPlan(String job, long epoch, java.time.Duration patience) {
+    JobStatus status = answers.await(jobs.statusForPlan(job, epoch, patience));
     String dataset = status.spec().dataset();
     String fingerprint = status.layout().fingerprint();
-    DatasetEntity.LayoutReply serving =
-        answers.await(datasets.layout(dataset, PLAN_PATIENCE)).value();
+    DatasetEntity.LayoutReply serving = answers.await(datasets.layout(dataset, patience)).value();
     DatasetLayout layout =
         serving instanceof DatasetEntity.LayoutReply.Found found
                 && found.layout().fingerprint().equals(fingerprint)
