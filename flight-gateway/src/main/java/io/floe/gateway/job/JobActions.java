@@ -187,7 +187,9 @@ public final class JobActions {
    * longer holds one of them.
    */
   public BatchSource open(JobTicket ticket) {
-    DatasetLayout layout = layouts.forTicket(ticket);
+    JobLayouts.PlacedLayout placed = layouts.forTicket(ticket);
+    DatasetLayout layout = placed.layout();
+    Placement placement = placed.placement();
     JobRead read = ticket.read();
     long epochBatches = read.shape(layout.rows()).batches();
     if (read.batchTo() > epochBatches) {
@@ -199,12 +201,12 @@ public final class JobActions {
     }
     int[] localOf = new int[layout.slices().size()];
     List<LoadedSlice.Lease> leases = new ArrayList<>();
-    Placement placement = Placement.of(layout, ticket.avoid());
+    int here = placement.holders().indexOf(ticket.holder());
     try {
       for (int s = 0; s < localOf.length; s++) {
         localOf[s] = -1;
         DatasetLayout.SliceRows slice = layout.slices().get(s);
-        if (placement.holders().get(placement.holderOf(s)).equals(ticket.holder())) {
+        if (placement.holderOf(s) == here) {
           String id = slice.sliceId();
           leases.add(slices.acquire(id).orElseThrow(() -> FlightErrors.sliceNotHeld(id)));
           localOf[s] = leases.size() - 1;

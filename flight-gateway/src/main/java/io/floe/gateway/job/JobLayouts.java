@@ -21,6 +21,9 @@ final class JobLayouts {
   /** A job as its epoch reads it: its status and the layout of that epoch, as placed now. */
   record EpochLayout(JobStatus job, DatasetLayout layout) {}
 
+  /** A ticket's layout and its placement as the plan made it (the serving node's own slices). */
+  record PlacedLayout(DatasetLayout layout, Placement placement) {}
+
   /**
    * How long a plan waits for the job's and dataset's entities before using what this node last
    * heard from them. Short: the first plan after a node died knows nothing of it yet, and the
@@ -75,23 +78,26 @@ final class JobLayouts {
    * The layout a ticket reads, placed as its plan placed it: this node's copy, or the dataset's
    * when the copy's placement is not the plan's; SLICE_NOT_HELD (plan again) when slices moved.
    */
-  DatasetLayout forTicket(JobTicket ticket) {
+  PlacedLayout forTicket(JobTicket ticket) {
     String fingerprint = ticket.read().layout();
     DatasetLayout layout = orders.layout(fingerprint);
-    if (layout != null
-        && Placement.of(layout, ticket.avoid()).fingerprint().equals(ticket.placement())) {
-      return layout;
+    if (layout != null) {
+      Placement placement = Placement.of(layout, ticket.avoid());
+      if (placement.fingerprint().equals(ticket.placement())) {
+        return new PlacedLayout(layout, placement);
+      }
     }
     // This node's copy of the layout may predate a move: ask the dataset where slices are now.
     layout = held(ticket.dataset(), fingerprint, ticket.job(), ticket.read().epoch());
-    if (!Placement.of(layout, ticket.avoid()).fingerprint().equals(ticket.placement())) {
+    Placement placement = Placement.of(layout, ticket.avoid());
+    if (!placement.fingerprint().equals(ticket.placement())) {
       throw FlightErrors.error(
           ErrorCode.SLICE_NOT_HELD,
           String.format(
               "Dataset '%s' moved slices since this read of job '%s' was planned; plan it again",
               ticket.dataset(), ticket.job()));
     }
-    return layout;
+    return new PlacedLayout(layout, placement);
   }
 
   /**
