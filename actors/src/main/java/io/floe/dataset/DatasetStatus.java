@@ -46,6 +46,15 @@ public record DatasetStatus(
    * started again: planning its recovery, at the snapshot it served.
    */
   public static DatasetStatus recovering(String name, DatasetRecord record) {
+    return planning(
+        name,
+        record.snapshotId() < 0 ? null : record.snapshotId(),
+        record.owner(),
+        record.spec().replicas());
+  }
+
+  /** A dataset planning its table (at {@code snapshotId} when it is known): nothing loaded yet. */
+  static DatasetStatus planning(String name, Long snapshotId, Owner owner, int replicas) {
     return new DatasetStatus(
         name,
         null,
@@ -54,14 +63,14 @@ public record DatasetStatus(
         0,
         0,
         0,
-        record.snapshotId() < 0 ? null : record.snapshotId(),
+        snapshotId,
         null,
         null,
         null,
         null,
         List.of(),
-        record.owner(),
-        record.spec().replicas());
+        owner,
+        replicas);
   }
 
   public static DatasetStatus absent(String name) {

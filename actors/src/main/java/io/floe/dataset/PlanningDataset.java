@@ -277,21 +277,6 @@ final class PlanningDataset extends AbstractBehavior<Command> {
   }
 
   private DatasetStatus status() {
-    return new DatasetStatus(
-        dataset.name(),
-        null,
-        DatasetState.PLANNING,
-        0,
-        0,
-        0,
-        0,
-        null,
-        null,
-        null,
-        null,
-        null,
-        List.of(),
-        owner,
-        spec.replicas());
+    return DatasetStatus.planning(dataset.name(), null, owner, spec.replicas());
   }
 }
