@@ -4,6 +4,7 @@ import io.floe.dataset.DatasetEntity.Command;
 import io.floe.iceberg.MemoryNeed;
 import io.floe.iceberg.ScanPlan;
 import io.floe.iceberg.SliceSpec;
+import io.floe.resources.AdmissionDesk;
 import io.floe.resources.ClusterMemory;
 import io.floe.resources.DatasetPlanning;
 import io.floe.spec.DatasetSpec;
@@ -36,6 +37,11 @@ final class DatasetContext {
 
   private static final String ASK_MISSING_TIMER = "ask-missing";
 
+  /** Ask the admission desk again this often until it admits or refuses a load. */
+  private static final Duration ASK_ADMISSION_EVERY = Duration.ofSeconds(5);
+
+  private static final String ASK_ADMISSION_TIMER = "ask-admission";
+
   private final String name;
   private final ActorContext<Command> actor;
   private final EntityContext<Command> entity;
@@ -45,6 +51,7 @@ final class DatasetContext {
   private final SelfUniqueAddress node;
   private final ClusterSharding sharding;
   private final ActorRef<SliceEntity.LoadResult> sliceReplies;
+  private final ActorRef<AdmissionDesk.Decided> admissionDecisions;
 
   DatasetContext(
       ActorContext<Command> actor,
@@ -62,6 +69,8 @@ final class DatasetContext {
     this.sharding = ClusterSharding.get(actor.getSystem());
     this.sliceReplies =
         actor.messageAdapter(SliceEntity.LoadResult.class, DatasetEntity.SliceReply::new);
+    this.admissionDecisions =
+        actor.messageAdapter(AdmissionDesk.Decided.class, DatasetEntity.AdmissionDecided::new);
   }
 
   String name() {
@@ -101,30 +110,27 @@ final class DatasetContext {
   }
 
   /**
-   * Asks the data nodes' memory to admit a new load of {@code plan} ({@link ClusterMemory#admit}):
-   * admitted, refused, or queued behind loads in flight, in which case the decision comes later as
-   * {@link DatasetEntity.AdmissionDecided}. A recovering or refreshing dataset is not asked: it
-   * held its memory already.
+   * Asks the admission desk to admit a new load of {@code plan} ({@link ClusterMemory#admit}); the
+   * decision comes as {@link DatasetEntity.AdmissionDecided}, and the entity asks again every
+   * {@link #ASK_ADMISSION_EVERY} until it has one that is not "queued" ({@link #admissionDecided}):
+   * a desk that moved (its node died) lost the question. A recovering or refreshing dataset is not
+   * asked: it held its memory already.
    */
-  ClusterMemory.Admission admit(ScanPlan plan, int replicas, long generation) {
+  void admit(ScanPlan plan, int replicas, long generation) {
     MemoryNeed need =
         MemoryNeed.of(plan, planning.memory().slicesAtOnce(planning.loadsPerDataset()))
             // Every copy of a slice takes its memory again, on another node, and decodes too.
             .times(replicas);
-    ActorRef<Command> self = actor.getSelf();
-    return planning
-        .memory()
-        .admit(
-            name,
-            generation,
-            need,
-            decided ->
-                self.tell(
-                    decided instanceof ClusterMemory.Admission.Admitted admitted
-                        ? DatasetEntity.AdmissionDecided.admitted(
-                            generation, admitted.need().slicesAtOnce())
-                        : DatasetEntity.AdmissionDecided.refused(
-                            generation, ((ClusterMemory.Admission.Refused) decided).reason())));
+    planning.memory().admit(name, generation, need, admissionDecisions, actor.getSelf());
+    if (!timers.isTimerActive(ASK_ADMISSION_TIMER)) {
+      timers.startTimerWithFixedDelay(
+          ASK_ADMISSION_TIMER, new DatasetEntity.AskAdmission(generation), ASK_ADMISSION_EVERY);
+    }
+  }
+
+  /** The load was admitted or refused: no more asking. */
+  void admissionDecided() {
+    timers.cancel(ASK_ADMISSION_TIMER);
   }
 
   /**
@@ -132,6 +138,7 @@ final class DatasetContext {
    * every slice, failed or was dropped. Nothing happens if it had none.
    */
   void releaseAdmission(long generation) {
+    timers.cancel(ASK_ADMISSION_TIMER);
     planning.memory().release(name, generation);
   }
 

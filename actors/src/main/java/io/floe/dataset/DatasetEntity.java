@@ -4,6 +4,7 @@ import io.floe.ddata.RecordDirectory;
 import io.floe.ddata.RecordRecovery;
 import io.floe.iceberg.ScanPlan;
 import io.floe.iceberg.SliceSpec;
+import io.floe.resources.AdmissionDesk;
 import io.floe.resources.DatasetPlanning;
 import io.floe.serialization.CborSerializable;
 import io.floe.spec.DatasetLayout;
@@ -131,19 +132,11 @@ public final class DatasetEntity {
    */
   record Planned(long generation, ScanPlan plan, Throwable failure) implements Command {}
 
-  /**
-   * The data nodes' memory decided a queued load of {@code generation}: admitted with {@code
-   * slicesAtOnce} slices decoding at once ({@code refusal} null), or refused, and why.
-   */
-  record AdmissionDecided(long generation, int slicesAtOnce, String refusal) implements Command {
-    static AdmissionDecided admitted(long generation, int slicesAtOnce) {
-      return new AdmissionDecided(generation, slicesAtOnce, null);
-    }
+  /** The admission desk decided the load of its generation: admitted, queued or refused. */
+  record AdmissionDecided(AdmissionDesk.Decided decided) implements Command {}
 
-    static AdmissionDecided refused(long generation, String why) {
-      return new AdmissionDecided(generation, 0, why);
-    }
-  }
+  /** No admission decision heard yet for the load of {@code generation}: ask again. */
+  record AskAdmission(long generation) implements Command {}
 
   /** The plan of the table's newest snapshot, for a refresh. */
   record RefreshPlanned(long generation, ScanPlan plan, Throwable failure) implements Command {}

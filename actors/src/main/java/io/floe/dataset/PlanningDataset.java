@@ -3,7 +3,7 @@ package io.floe.dataset;
 import io.floe.dataset.DatasetEntity.Command;
 import io.floe.dataset.DatasetEntity.LoadReply;
 import io.floe.iceberg.ScanPlan;
-import io.floe.resources.ClusterMemory;
+import io.floe.resources.AdmissionDesk;
 import io.floe.spec.DatasetSpec;
 import io.floe.table.FailureKind;
 import io.floe.tenant.Owner;
@@ -23,10 +23,9 @@ import org.apache.pekko.actor.typed.javadsl.Receive;
 /**
  * A dataset whose table is being planned on the load threads: loads of the same spec wait for the
  * plan (or for READY), slices that ask for their spec wait too. A new load's plan then asks the
- * data nodes' memory to admit it ({@link io.floe.resources.ClusterMemory}), and it may wait here,
- * still PLANNING, for loads in flight to end. The admitted plan makes it a {@link ServingDataset};
- * a failure or a refusal (RESOURCE_EXHAUSTED, saying what it needs and what is free) a {@link
- * FailedDataset}.
+ * data nodes' memory to admit it ({@link AdmissionDesk}), and it may wait here, still PLANNING, for
+ * loads in flight to end. The admitted plan makes it a {@link ServingDataset}; a failure or a
+ * refusal (RESOURCE_EXHAUSTED, saying what it needs and what is free) a {@link FailedDataset}.
  */
 final class PlanningDataset extends AbstractBehavior<Command> {
   private final DatasetContext dataset;
@@ -40,8 +39,11 @@ final class PlanningDataset extends AbstractBehavior<Command> {
   /** A new load, which the data nodes' memory must admit (a recovering dataset held it already). */
   private final boolean admit;
 
-  /** The plan waiting for memory that loads in flight reserved; null until then. */
+  /** The plan waiting for the admission desk's decision; null until planned. */
   private ScanPlan waitingForMemory;
+
+  /** The desk queued the load behind loads in flight: it waits here, PLANNING, for memory. */
+  private boolean queued;
 
   private final List<ActorRef<LoadReply>> waitingForPlan = new ArrayList<>();
   private final List<ActorRef<LoadReply>> waitingForReady = new ArrayList<>();
@@ -130,7 +132,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
       dataset.refuseOtherSpec(load.spec(), spec, status(), load.replyTo());
     } else if (load.untilReady()) {
       waitingForReady.add(load.replyTo());
-    } else if (waitingForMemory != null) {
+    } else if (queued) {
       load.replyTo().tell(new LoadReply.Answered(status())); // taken: it waits for memory
     } else {
       waitingForPlan.add(load.replyTo());
@@ -144,6 +146,14 @@ final class PlanningDataset extends AbstractBehavior<Command> {
         .onMessage(DatasetEntity.Load.class, this::take)
         .onMessage(DatasetEntity.Planned.class, this::onPlanned)
         .onMessage(DatasetEntity.AdmissionDecided.class, this::onAdmissionDecided)
+        .onMessage(
+            DatasetEntity.AskAdmission.class,
+            ask -> {
+              if (ask.generation() == generation && waitingForMemory != null) {
+                dataset.admit(waitingForMemory, spec.replicas(), generation);
+              }
+              return this;
+            })
         .onMessage(DatasetEntity.Refresh.class, this::onRefresh)
         .onMessage(
             DatasetEntity.GetSliceSpec.class,
@@ -188,21 +198,9 @@ final class PlanningDataset extends AbstractBehavior<Command> {
     if (!admit) {
       return serve(planned.plan(), dataset.loadsAtOnce());
     }
-    ClusterMemory.Admission admission = dataset.admit(planned.plan(), spec.replicas(), generation);
-    if (admission instanceof ClusterMemory.Admission.Refused refused) {
-      return fail(new Failure(FailureKind.RESOURCE_EXHAUSTED, refused.reason()));
-    }
-    if (admission instanceof ClusterMemory.Admission.Queued queued) {
-      DatasetEntity.LOG.info("Dataset '{}' waits for memory: {}", dataset.name(), queued.reason());
-      waitingForMemory = planned.plan();
-      // Taken: those that did not ask to wait for READY hear so now, not after the wait.
-      LoadReply taken = new LoadReply.Answered(status());
-      waitingForPlan.forEach(waiter -> waiter.tell(taken));
-      waitingForPlan.clear();
-      return this;
-    }
-    ClusterMemory.Admission.Admitted admitted = (ClusterMemory.Admission.Admitted) admission;
-    return serve(planned.plan(), slicesAtOnce(admitted.need().slicesAtOnce()));
+    waitingForMemory = planned.plan();
+    dataset.admit(waitingForMemory, spec.replicas(), generation);
+    return this;
   }
 
   /** The slices to load at once as admitted: fewer than configured when only that fit. */
@@ -210,18 +208,39 @@ final class PlanningDataset extends AbstractBehavior<Command> {
     return admitted > 0 ? Math.min(admitted, dataset.loadsAtOnce()) : dataset.loadsAtOnce();
   }
 
-  private Behavior<Command> onAdmissionDecided(DatasetEntity.AdmissionDecided decided) {
+  private Behavior<Command> onAdmissionDecided(DatasetEntity.AdmissionDecided answer) {
+    AdmissionDesk.Decided decided = answer.decided();
     if (decided.generation() != generation || waitingForMemory == null) {
       return this;
     }
-    if (decided.refusal() != null) {
-      return fail(new Failure(FailureKind.RESOURCE_EXHAUSTED, decided.refusal()));
+    switch (decided.verdict()) {
+      case QUEUED -> {
+        if (!queued) {
+          queued = true;
+          DatasetEntity.LOG.info(
+              "Dataset '{}' waits for memory: {}", dataset.name(), decided.reason());
+          // Taken: those that did not ask to wait for READY hear so now, not after the wait.
+          LoadReply taken = new LoadReply.Answered(status());
+          waitingForPlan.forEach(waiter -> waiter.tell(taken));
+          waitingForPlan.clear();
+        }
+        return this;
+      }
+      case REFUSED -> {
+        dataset.admissionDecided();
+        return fail(new Failure(FailureKind.RESOURCE_EXHAUSTED, decided.reason()));
+      }
+      default -> {
+        dataset.admissionDecided();
+        if (queued) {
+          DatasetEntity.LOG.info(
+              "Dataset '{}' admitted ({} slices at once): loads in flight made room",
+              dataset.name(),
+              decided.slicesAtOnce());
+        }
+        return serve(waitingForMemory, slicesAtOnce(decided.slicesAtOnce()));
+      }
     }
-    DatasetEntity.LOG.info(
-        "Dataset '{}' admitted ({} slices at once): loads in flight made room",
-        dataset.name(),
-        decided.slicesAtOnce());
-    return serve(waitingForMemory, slicesAtOnce(decided.slicesAtOnce()));
   }
 
   private Behavior<Command> fail(Failure why) {
