@@ -170,6 +170,7 @@ _CODES: Dict[str, Tuple[Type[FloeError], bool]] = {
     "UNAUTHENTICATED": (Unauthenticated, False),
     "PERMISSION_DENIED": (Unauthorized, False),
     "TICKET_INVALID": (Unauthenticated, False),
+    "TICKET_WRONG_CALLER": (Unauthorized, False),
     "DATASET_NOT_FOUND": (DatasetNotFound, False),
     "DATASET_NOT_READY": (NotReady, True),
     "ALREADY_EXISTS": (AlreadyExists, False),

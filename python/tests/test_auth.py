@@ -12,7 +12,7 @@ import pytest
 
 from conftest import Node
 from floe_client import FloeClient, JobSpec
-from floe_client.errors import Unauthenticated, Unauthorized
+from floe_client.errors import Unauthenticated, Unauthorized, is_retryable, translate
 
 OPERATOR = "py-operator-token-0123456789"
 READER = "py-reader-token-0123456789"
@@ -93,3 +93,29 @@ def test_owners_and_the_changes_they_allow(secured):
             other.drop_job("owned-job")
         assert denied.value.floe_code == "PERMISSION_DENIED" and "'owned-job'" in denied.value.description
         assert reader.drop_job("owned-job")["dropped"]
+
+
+def test_a_ticket_is_bound_to_the_caller_that_planned_it(secured):
+    """Another reader's valid ticket is refused (PERMISSION_DENIED, TICKET_WRONG_CALLER), which the
+    client raises as Unauthorized; the planner's own ticket reads."""
+    address, table = secured
+    with FloeClient(address, token=OPERATOR) as operator:
+        assert operator.load("bound", str(table), filter="id < 1000", batch_rows=250)["state"] == "READY"
+    with FloeClient(address, token=READER) as reader:
+        ticket = reader.plan("bound").endpoints[0].ticket
+    assert json.loads(ticket.ticket)["caller"] == {"tenant": "default", "name": "trainer"}
+
+    def do_get(token):
+        options = fl.FlightCallOptions(headers=[(b"authorization", b"Bearer " + token.encode())])
+        with fl.connect(address) as raw:
+            return raw.do_get(ticket, options=options).read_all()
+
+    assert do_get(READER).num_rows > 0
+    with pytest.raises(fl.FlightUnauthorizedError) as raised:
+        do_get(OTHER_READER)
+    assert json.loads(raised.value.extra_info)["code"] == "TICKET_WRONG_CALLER"
+    error = translate(raised.value)
+    assert isinstance(error, Unauthorized) and not is_retryable(error)
+    assert error.floe_code == "TICKET_WRONG_CALLER"
+    assert "planned by 'trainer' of tenant 'default'" in error.description
+    assert "'other' of tenant 'default'" in error.description

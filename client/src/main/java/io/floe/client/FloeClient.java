@@ -66,6 +66,7 @@ public final class FloeClient implements AutoCloseable {
     private final BufferAllocator allocator;
     private final Location entry;
     private String token;
+    private java.nio.file.Path tokenFile;
     private java.nio.file.Path trustedCertificates;
     private java.nio.file.Path clientCertificate;
     private java.nio.file.Path clientKey;
@@ -78,6 +79,17 @@ public final class FloeClient implements AutoCloseable {
     /** The bearer token sent with every call, to every node. */
     public Builder token(String token) {
       this.token = token;
+      return this;
+    }
+
+    /**
+     * Instead of {@link #token}, a file holding it, read again whenever its modification time or
+     * size changes: a pod's projected ServiceAccount token, which the kubelet renews before it
+     * expires (docs/security.md, "Kubernetes callers"). {@link #build} reads it once, so a missing
+     * or empty file fails there.
+     */
+    public Builder tokenFile(java.nio.file.Path tokenFile) {
+      this.tokenFile = tokenFile;
       return this;
     }
 
@@ -94,7 +106,20 @@ public final class FloeClient implements AutoCloseable {
       return this;
     }
 
+    /**
+     * @throws IllegalArgumentException if both a token and a token file are set, the token is
+     *     unusable (empty, with whitespace), the token file cannot be read, or a TLS file is
+     *     unusable
+     */
     public FloeClient build() {
+      if (token != null && tokenFile != null) {
+        throw new IllegalArgumentException(
+            "A token and a token file exclude each other: set one (token file " + tokenFile + ")");
+      }
+      BearerToken bearer =
+          token != null
+              ? BearerToken.of(token)
+              : tokenFile != null ? BearerToken.from(tokenFile) : null;
       io.netty.handler.ssl.SslContext tls = null;
       if (trustedCertificates != null || clientCertificate != null) {
         try {
@@ -113,7 +138,7 @@ public final class FloeClient implements AutoCloseable {
           throw new IllegalArgumentException("Unusable TLS files: " + e.getMessage(), e);
         }
       }
-      return new FloeClient(allocator, entry, token == null ? null : new BearerToken(token), tls);
+      return new FloeClient(allocator, entry, bearer, tls);
     }
   }
 

@@ -52,8 +52,8 @@ final class ForwardingProducer implements FlightProducer, TicketStreams {
   }
 
   @Override
-  public BatchSource open(Ticket ticket) {
-    return target().open(ticket);
+  public BatchSource open(io.floe.auth.Caller caller, Ticket ticket) {
+    return target().open(caller, ticket);
   }
 
   @Override

@@ -61,7 +61,7 @@ public final class BearerAuthenticator implements CallHeaderAuthenticator {
               () ->
                   refused(
                       "This node needs a bearer token: send 'Authorization: Bearer <token>'"
-                          + " (the Python client's token= or FLOE_TOKEN)"));
+                          + " (the clients' token or token file: FLOE_TOKEN or FLOE_TOKEN_FILE)"));
     }
     String token = AuthUtilities.getValueFromAuthHeader(headers, Auth2Constants.BEARER_PREFIX);
     if (token == null || token.isBlank()) {

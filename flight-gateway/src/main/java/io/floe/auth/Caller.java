@@ -34,6 +34,20 @@ public record Caller(String name, Role role, String tenant, DatasetScope scope) 
     return new Owner(tenant, name);
   }
 
+  /** Whether this is the anonymous caller of a node that lets callers in without a token. */
+  public boolean anonymous() {
+    return name.equals(ANONYMOUS) && tenant.equals(Owner.DEFAULT_TENANT);
+  }
+
+  /**
+   * Who the tickets this caller plans are bound to (only it may present them): itself, by tenant
+   * and name, so every process holding its token may; none for the anonymous caller, whose tickets
+   * stay unbound as they were before callers were bound.
+   */
+  public Optional<Owner> ticketHolder() {
+    return anonymous() ? Optional.empty() : Optional.of(owner());
+  }
+
   /** This caller asking to change a dataset or job: an admin may change what any tenant owns. */
   public Requester requester() {
     return role == Role.ADMIN ? Requester.administrator(owner()) : Requester.member(owner());

@@ -58,6 +58,7 @@ public final class DatasetInitializer implements Callable<Integer> {
           Map.entry("--filter", "FLOE_FILTER"),
           Map.entry("--snapshot-id", "FLOE_SNAPSHOT_ID"),
           Map.entry("--token", "FLOE_TOKEN"),
+          Map.entry("--token-file", "FLOE_TOKEN_FILE"),
           Map.entry("--ca-file", "FLOE_TLS_CA_FILE"),
           Map.entry("--timeout", "FLOE_LOAD_TIMEOUT"));
 
@@ -146,6 +147,15 @@ public final class DatasetInitializer implements Callable<Integer> {
 
   @Option(names = "--token", description = "Bearer token with the operator role (FLOE_TOKEN).")
   String token;
+
+  @Option(
+      names = "--token-file",
+      description =
+          "Instead of --token, a file holding it, read again when it changes: a projected"
+              + " ServiceAccount token (FLOE_TOKEN_FILE; used when no token is set).")
+  Path tokenFile;
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec command;
 
   @Option(names = "--ca-file", description = "CA bundle for grpc+tls nodes (FLOE_TLS_CA_FILE).")
   Path caFile;
@@ -332,10 +342,41 @@ public final class DatasetInitializer implements Callable<Integer> {
     }
   }
 
+  /** The caller's credentials: a token, a file holding one, or neither (anonymous). */
+  record Credentials(String token, Path tokenFile) {}
+
+  /**
+   * The token this step sends, chosen as the Python client chooses it: {@code --token} and {@code
+   * --token-file} on the command line exclude each other; either given there wins over the other's
+   * variable; with both from the environment FLOE_TOKEN wins over FLOE_TOKEN_FILE.
+   *
+   * @throws IllegalArgumentException when both are given on the command line
+   */
+  Credentials credentials() {
+    CommandLine.ParseResult parsed = command.commandLine().getParseResult();
+    boolean tokenGiven = parsed != null && parsed.hasMatchedOption("--token");
+    boolean fileGiven = parsed != null && parsed.hasMatchedOption("--token-file");
+    if (tokenGiven && fileGiven) {
+      throw new IllegalArgumentException(
+          "--token and --token-file exclude each other: give one (or FLOE_TOKEN or"
+              + " FLOE_TOKEN_FILE)");
+    }
+    if (token != null && !token.isBlank() && !fileGiven) {
+      if (tokenFile != null) {
+        LOG.warn("Token file {} is not read: a token is set (--token or FLOE_TOKEN)", tokenFile);
+      }
+      return new Credentials(token.strip(), null);
+    }
+    return new Credentials(null, tokenFile);
+  }
+
   private FloeClient connect(BufferAllocator allocator, Location location) {
     FloeClient.Builder builder = FloeClient.builder(allocator, location);
-    if (token != null && !token.isBlank()) {
-      builder.token(token);
+    Credentials credentials = credentials();
+    if (credentials.token() != null) {
+      builder.token(credentials.token());
+    } else if (credentials.tokenFile() != null) {
+      builder.tokenFile(credentials.tokenFile());
     }
     if (caFile != null) {
       builder.trustedCertificates(caFile);

@@ -47,6 +47,35 @@ class KubeflowCacheEnvironmentTest {
     assertThat(initializer.timeout).isEqualTo(Duration.ofHours(1));
   }
 
+  /**
+   * FLOE_TOKEN_FILE (a projected ServiceAccount token) as the Python client takes it: used when no
+   * token is set; a flag beats the other's variable; both flags at once are refused.
+   */
+  @Test
+  void aTokenFileIsTakenWhereNoTokenIsSetAndBothFlagsAreRefused() {
+    Map<String, String> env = sdkEnvironment();
+    env.remove("FLOE_TOKEN");
+    env.put("FLOE_TOKEN_FILE", "/var/run/secrets/floe/token");
+    assertThat(DatasetInitializer.parse(env).credentials())
+        .isEqualTo(
+            new DatasetInitializer.Credentials(
+                null, java.nio.file.Path.of("/var/run/secrets/floe/token")));
+
+    env.put("FLOE_TOKEN", "operator-token-0123456789");
+    assertThat(DatasetInitializer.parse(env).credentials())
+        .isEqualTo(new DatasetInitializer.Credentials("operator-token-0123456789", null));
+    assertThat(DatasetInitializer.parse(env, "--token-file", "/tokens/t").credentials())
+        .isEqualTo(new DatasetInitializer.Credentials(null, java.nio.file.Path.of("/tokens/t")));
+    assertThat(DatasetInitializer.parse(env, "--token", "flag-token-0123456789").credentials())
+        .isEqualTo(new DatasetInitializer.Credentials("flag-token-0123456789", null));
+    assertThatThrownBy(
+            () ->
+                DatasetInitializer.parse(env, "--token", "t-0123456789abcdef", "--token-file", "/t")
+                    .credentials())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("exclude each other");
+  }
+
   @Test
   void floeDatasetNamesTheDatasetOverTheTrainJob() {
     Map<String, String> env = sdkEnvironment();

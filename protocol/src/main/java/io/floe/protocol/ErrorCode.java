@@ -31,6 +31,11 @@ public enum ErrorCode {
   PERMISSION_DENIED(Status.UNAUTHORIZED, false),
   /** A ticket that was not signed by this cluster, was altered or has expired. */
   TICKET_INVALID(Status.UNAUTHENTICATED, false),
+  /**
+   * A valid ticket presented by a caller other than the one that planned it: tickets are bound to
+   * their caller when the node authenticates callers. Plan the read with your own token.
+   */
+  TICKET_WRONG_CALLER(Status.UNAUTHORIZED, false),
   /** No dataset of that name (never loaded, dropped, or it was a typo). */
   DATASET_NOT_FOUND(Status.NOT_FOUND, false),
   /** The dataset exists but is planning, loading or recovering: retry later, unchanged. */

@@ -1,8 +1,11 @@
 package io.floe.ticket;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.protocol.ErrorCode;
 import io.floe.protocol.Json;
+import io.floe.tenant.Owner;
+import io.floe.util.Excerpt;
 import io.floe.util.Preconditions;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
@@ -21,10 +24,22 @@ import org.apache.arrow.flight.Ticket;
  * one up without the secret, or using one past its expiry gets UNAUTHENTICATED and nothing else.
  * Every node of a cluster must share the secret, since any node plans tickets for slices that other
  * nodes serve.
+ *
+ * <p>A ticket may be <em>bound</em> to the caller that planned it (its tenant and name, as the node
+ * authenticated it): the caller is written into the ticket as {@code "caller": {"tenant": ...,
+ * "name": ...}} and signed with it, and only that caller may present it ({@link #verify(Ticket,
+ * Owner)}); anyone else gets {@link ErrorCode#TICKET_WRONG_CALLER}. Binding is to a name, not a
+ * connection, so every process of one caller (a DataLoader's workers sharing a token, any node of
+ * the cluster) may present it. An unbound ticket (one planned for the anonymous caller of a node
+ * without tokens) has no such field and signs exactly the text tickets signed before binding
+ * existed, so its bytes are unchanged and older tickets still verify.
  */
 public final class TicketSigner {
   private static final String ALGORITHM = "HmacSHA256";
   private static final int MIN_SECRET_BYTES = 16;
+
+  /** The field of a bound ticket that names its caller. */
+  static final String CALLER = "caller";
 
   private final SecretKeySpec key;
   private final Duration ttl;
@@ -54,13 +69,29 @@ public final class TicketSigner {
     return new TicketSigner(secret, ttl);
   }
 
-  /** The Flight ticket for rows of a slice, valid for the signer's lifetime from now. */
+  /**
+   * The Flight ticket for what {@code ticket} names, valid for the signer's lifetime from now and
+   * usable by whoever presents it with a valid token (auth off: the anonymous caller).
+   */
   public Ticket sign(SignedTicket ticket) {
+    return sign(ticket, null);
+  }
+
+  /**
+   * As {@link #sign(SignedTicket)}, bound to {@code caller} (null: unbound): only a caller of that
+   * tenant and name may present it.
+   */
+  public Ticket sign(SignedTicket ticket, Owner caller) {
+    Preconditions.checkArgument(
+        caller == null || caller.caller() != null, "Invalid ticket caller: %s has no name", caller);
     long expires = clock.millis() + ttl.toMillis();
     ObjectNode node = Json.object();
     ticket.writeTo(node);
+    if (caller != null) {
+      node.set(CALLER, callerJson(caller));
+    }
     node.put("expires", expires);
-    node.put("sig", signature(ticket, expires));
+    node.put("sig", signature(ticket, caller, expires));
     return new Ticket(Json.bytes(node));
   }
 
@@ -71,12 +102,26 @@ public final class TicketSigner {
    *     wrong
    */
   public SignedTicket verify(Ticket ticket) {
+    return verify(ticket, null);
+  }
+
+  /**
+   * The ticket's contents if its signature is this cluster's, it has not expired and, if it is
+   * bound to a caller, {@code presenter} is that caller (null: a caller tickets are not bound to,
+   * the anonymous caller of a node without tokens; it may present unbound tickets only).
+   *
+   * @throws RuntimeException {@link ErrorCode#TICKET_INVALID} (UNAUTHENTICATED), naming what was
+   *     wrong, or {@link ErrorCode#TICKET_WRONG_CALLER} (PERMISSION_DENIED) naming both callers
+   */
+  public SignedTicket verify(Ticket ticket, Owner presenter) {
     SignedTicket parsed;
+    Owner bound;
     long expires;
     String signature;
     try {
       ObjectNode node = Json.parseObject(ticket.getBytes(), "ticket");
       parsed = JobTicket.isJobTicket(node) ? JobTicket.parse(node) : FloeTicket.parse(node);
+      bound = node.has(CALLER) ? parseCaller(node.get(CALLER)) : null;
       if (!node.hasNonNull("sig") || !node.get("sig").isTextual()) {
         throw unauthenticated("ticket is not signed");
       }
@@ -89,18 +134,63 @@ public final class TicketSigner {
       // ArithmeticException: a number altered out of its range.
       throw unauthenticated("ticket is not one of Floe's: " + e.getMessage());
     }
-    byte[] expected = signature(parsed, expires).getBytes(StandardCharsets.US_ASCII);
+    byte[] expected = signature(parsed, bound, expires).getBytes(StandardCharsets.US_ASCII);
     if (!MessageDigest.isEqual(expected, signature.getBytes(StandardCharsets.US_ASCII))) {
       throw unauthenticated("ticket signature does not match its contents");
     }
     if (clock.millis() > expires) {
       throw unauthenticated("ticket expired at " + java.time.Instant.ofEpochMilli(expires));
     }
+    if (bound != null && !bound.equals(presenter)) {
+      throw ErrorCode.TICKET_WRONG_CALLER.exception(
+          String.format(
+              "This ticket for dataset '%s' was planned by '%s' of tenant '%s'; %s may not"
+                  + " present it: plan the read with your own token",
+              parsed.dataset(),
+              Excerpt.of(bound.caller()),
+              bound.tenant(),
+              presenter == null
+                  ? "a caller without a token"
+                  : String.format(
+                      "'%s' of tenant '%s'", Excerpt.of(presenter.caller()), presenter.tenant())),
+          null);
+    }
     return parsed;
   }
 
-  private String signature(SignedTicket ticket, long expires) {
+  private static ObjectNode callerJson(Owner caller) {
+    ObjectNode node = Json.object();
+    node.put("tenant", caller.tenant());
+    node.put("name", caller.caller());
+    return node;
+  }
+
+  /**
+   * @throws IllegalArgumentException unless {@code node} is a caller as {@link #callerJson} writes
+   */
+  private static Owner parseCaller(JsonNode node) {
+    if (node == null
+        || !node.isObject()
+        || node.size() != 2
+        || !node.path("tenant").isTextual()
+        || !node.path("name").isTextual()
+        || node.get("name").asText().isEmpty()) {
+      throw new IllegalArgumentException(
+          "Invalid ticket: '" + CALLER + "' must be {\"tenant\": ..., \"name\": ...}");
+    }
+    return new Owner(node.get("tenant").asText(), node.get("name").asText());
+  }
+
+  /**
+   * The text the signature covers: the ticket's own, its expiry and, for a bound ticket only, its
+   * caller (so an unbound ticket signs what tickets signed before binding existed; the caller's
+   * JSON ends in a brace, the expiry in a digit, so neither can pass for the other).
+   */
+  private String signature(SignedTicket ticket, Owner caller, long expires) {
     String canonical = ticket.canonical() + "\n" + expires;
+    if (caller != null) {
+      canonical += "\n" + CALLER + "=" + Json.string(callerJson(caller));
+    }
     try {
       Mac mac = Mac.getInstance(ALGORITHM);
       mac.init(key);

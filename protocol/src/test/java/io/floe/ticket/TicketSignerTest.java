@@ -9,6 +9,7 @@ import io.floe.job.OrderSettings;
 import io.floe.job.TailPolicy;
 import io.floe.protocol.ErrorCode;
 import io.floe.protocol.Json;
+import io.floe.tenant.Owner;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -33,6 +34,8 @@ class TicketSignerTest {
           new JobRead(
               "fp-1", 4, new OrderSettings(7, true, 100, 4), 64, TailPolicy.PAD, 3, 1, 2, 40, 3),
           List.of("id", "label"));
+
+  private static final Owner TRAINER = new Owner("team-a", "trainer-1");
 
   private static TicketSigner signer(Instant at) {
     return new TicketSigner(SECRET, Duration.ofMinutes(10), Clock.fixed(at, ZoneOffset.UTC));
@@ -126,6 +129,85 @@ class TicketSignerTest {
     ObjectNode altered = Json.parseObject(signer.sign(avoiding).getBytes(), "ticket");
     altered.remove("avoid");
     assertRefused(signer, altered, "signature does not match");
+  }
+
+  /**
+   * A ticket bound to its caller carries the caller and signs it after the expiry; an unbound one
+   * (auth off) has neither and signs exactly the text of tickets from before binding, so its bytes
+   * are what they were and such tickets still verify.
+   */
+  @Test
+  void anUnboundTicketSignsAsBeforeAndABoundOneSignsItsCaller() throws Exception {
+    TicketSigner signer = signer(NOW);
+    long expires = NOW.plus(Duration.ofMinutes(10)).toEpochMilli();
+    for (SignedTicket ticket : List.of(SHARD, JOB)) {
+      Ticket unbound = signer.sign(ticket);
+      assertThat(unbound.getBytes()).isEqualTo(signer.sign(ticket, null).getBytes());
+      ObjectNode before = Json.object();
+      ticket.writeTo(before);
+      before.put("expires", expires);
+      before.put("sig", hmac(ticket.canonical() + "\n" + expires));
+      assertThat(unbound.getBytes()).isEqualTo(Json.bytes(before));
+
+      Ticket bound = signer.sign(ticket, TRAINER);
+      ObjectNode boundJson = Json.parseObject(bound.getBytes(), "ticket");
+      assertThat(boundJson.get("caller").toString())
+          .isEqualTo("{\"tenant\":\"team-a\",\"name\":\"trainer-1\"}");
+      assertThat(boundJson.get("sig").asText())
+          .isEqualTo(
+              hmac(
+                  ticket.canonical()
+                      + "\n"
+                      + expires
+                      + "\ncaller={\"tenant\":\"team-a\",\"name\":\"trainer-1\"}"));
+      assertThat(signer.verify(bound, TRAINER)).isEqualTo(ticket);
+      // An unbound ticket stays anyone's, with a token or without.
+      assertThat(signer.verify(unbound, TRAINER)).isEqualTo(ticket);
+      assertThat(signer.verify(unbound)).isEqualTo(ticket);
+    }
+  }
+
+  /**
+   * Only the caller a ticket is bound to may present it, by tenant and name (any process with its
+   * token, on any node with the cluster's secret); taking the caller out or naming another one
+   * breaks the signature rather than unbinding the ticket.
+   */
+  @Test
+  void aBoundTicketIsRefusedToAnyOtherCallerAndCannotBeRebound() {
+    TicketSigner signer = signer(NOW);
+    Ticket bound = signer.sign(JOB, TRAINER);
+    assertThat(signer(NOW.plusSeconds(5)).verify(bound, new Owner("team-a", "trainer-1")))
+        .isEqualTo(JOB);
+    for (Owner other :
+        new Owner[] {new Owner("team-a", "trainer-2"), new Owner("team-b", "trainer-1"), null}) {
+      assertThatThrownBy(() -> signer.verify(bound, other))
+          .satisfies(
+              e -> assertThat(ErrorCode.of(e)).contains(ErrorCode.TICKET_WRONG_CALLER),
+              e ->
+                  assertThat(((org.apache.arrow.flight.FlightRuntimeException) e).status().code())
+                      .isEqualTo(org.apache.arrow.flight.FlightStatusCode.UNAUTHORIZED))
+          .hasMessageContaining("'events'")
+          .hasMessageContaining("planned by 'trainer-1' of tenant 'team-a'")
+          .hasMessageContaining(other == null ? "without a token" : "'" + other.caller() + "'");
+    }
+    ObjectNode unbound = Json.parseObject(bound.getBytes(), "ticket");
+    unbound.remove("caller");
+    assertRefused(signer, unbound, "signature does not match");
+    ObjectNode rebound = Json.parseObject(bound.getBytes(), "ticket");
+    ((ObjectNode) rebound.get("caller")).put("name", "trainer-2");
+    assertThatThrownBy(
+            () -> signer.verify(new Ticket(Json.bytes(rebound)), new Owner("team-a", "trainer-2")))
+        .satisfies(e -> assertThat(ErrorCode.of(e)).contains(ErrorCode.TICKET_INVALID))
+        .hasMessageContaining("signature does not match");
+    ObjectNode malformed = Json.parseObject(bound.getBytes(), "ticket");
+    malformed.put("caller", "team-a/trainer-1");
+    assertRefused(signer, malformed, "not one of Floe's");
+  }
+
+  private static String hmac(String text) throws Exception {
+    javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+    mac.init(new javax.crypto.spec.SecretKeySpec(SECRET, "HmacSHA256"));
+    return java.util.HexFormat.of().formatHex(mac.doFinal(text.getBytes(StandardCharsets.UTF_8)));
   }
 
   @Test

@@ -136,7 +136,7 @@ public final class DatasetActions {
     if (!(reply instanceof DatasetEntity.LayoutReply.Found found)) {
       throw answers.notReady(reply.status());
     }
-    return planner.plan(found.layout(), request, descriptor);
+    return planner.plan(found.layout(), request, descriptor, caller.ticketHolder().orElse(null));
   }
 
   /** The stream of a dataset ticket's rows from the slice {@code lease} holds. */

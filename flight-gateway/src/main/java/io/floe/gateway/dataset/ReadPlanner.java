@@ -3,6 +3,7 @@ package io.floe.gateway.dataset;
 import io.floe.gateway.SliceHolders;
 import io.floe.protocol.ReadRequest;
 import io.floe.spec.DatasetLayout;
+import io.floe.tenant.Owner;
 import io.floe.ticket.FloeTicket;
 import io.floe.ticket.TicketSigner;
 import java.util.ArrayList;
@@ -26,7 +27,11 @@ final class ReadPlanner {
     this.tickets = tickets;
   }
 
-  FlightInfo plan(DatasetLayout layout, ReadRequest request, FlightDescriptor descriptor) {
+  /**
+   * @param bearer the caller the tickets are bound to (null: unbound, the anonymous caller)
+   */
+  FlightInfo plan(
+      DatasetLayout layout, ReadRequest request, FlightDescriptor descriptor, Owner bearer) {
     Schema schema;
     try {
       schema = Schema.fromJSON(layout.arrowSchemaJson());
@@ -43,7 +48,7 @@ final class ReadPlanner {
           slice.holders().stream()
               .map(holder -> SliceHolders.location(part.sliceId(), holder))
               .toArray(Location[]::new);
-      endpoints.add(new FlightEndpoint(tickets.sign(ticket), holders));
+      endpoints.add(new FlightEndpoint(tickets.sign(ticket, bearer), holders));
       bytes += slice.rows() == 0 ? 0 : (double) slice.bytes() * part.rows() / slice.rows();
     }
     return FlightInfo.builder(schema, descriptor, endpoints)

@@ -178,7 +178,8 @@ public final class JobActions {
   public FlightInfo plan(Caller caller, JobReadRequest request, FlightDescriptor descriptor) {
     JobLayouts.EpochLayout epoch = layouts.forPlan(request.job(), request.epoch(), request.avoid());
     Permissions.checkReaches(caller, epoch.job().spec().dataset());
-    return planner.plan(epoch.job(), epoch.layout(), request, descriptor);
+    return planner.plan(
+        epoch.job(), epoch.layout(), request, descriptor, caller.ticketHolder().orElse(null));
   }
 
   /**

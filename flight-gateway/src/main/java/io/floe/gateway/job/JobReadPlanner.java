@@ -11,6 +11,7 @@ import io.floe.protocol.ErrorCode;
 import io.floe.protocol.InvalidRequestException;
 import io.floe.protocol.JobReadRequest;
 import io.floe.spec.DatasetLayout;
+import io.floe.tenant.Owner;
 import io.floe.ticket.JobTicket;
 import io.floe.ticket.TicketSigner;
 import java.util.ArrayList;
@@ -38,8 +39,15 @@ final class JobReadPlanner {
     this.orders = orders;
   }
 
+  /**
+   * @param bearer the caller the tickets are bound to (null: unbound, the anonymous caller)
+   */
   FlightInfo plan(
-      JobStatus job, DatasetLayout layout, JobReadRequest request, FlightDescriptor descriptor) {
+      JobStatus job,
+      DatasetLayout layout,
+      JobReadRequest request,
+      FlightDescriptor descriptor,
+      Owner bearer) {
     JobSpec spec = job.spec();
     String fingerprint = job.layout().fingerprint();
     checkLayout(job, layout);
@@ -103,7 +111,8 @@ final class JobReadPlanner {
               request.batchesPerMessage(),
               request.avoid());
       endpoints.add(
-          new FlightEndpoint(tickets.sign(ticket), SliceHolders.location(layout.name(), holder)));
+          new FlightEndpoint(
+              tickets.sign(ticket, bearer), SliceHolders.location(layout.name(), holder)));
     }
     long records = batches * share.rowsPerBatch();
     double bytesPerRow = layout.rows() == 0 ? 0 : (double) layout.bytes() / layout.rows();

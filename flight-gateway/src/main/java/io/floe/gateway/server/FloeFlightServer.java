@@ -1,5 +1,6 @@
 package io.floe.gateway.server;
 
+import io.floe.auth.Caller;
 import io.floe.auth.Permissions;
 import io.floe.auth.Role;
 import io.floe.gateway.BatchSource;
@@ -222,11 +223,12 @@ public final class FloeFlightServer implements AutoCloseable {
       try {
         // The same check as every other request's: the caller the auth middleware established.
         RequestContext context = RequestContextAdapter.REQUEST_CONTEXT_KEY.get();
-        Permissions.check(
-            context == null ? null : context.get(Auth2Constants.PEER_IDENTITY_KEY),
-            Role.READER,
-            "Reading a ticket");
-        source = streams.open(new Ticket(request.getTicket().toByteArray()));
+        Caller caller =
+            Permissions.check(
+                context == null ? null : context.get(Auth2Constants.PEER_IDENTITY_KEY),
+                Role.READER,
+                "Reading a ticket");
+        source = streams.open(caller, new Ticket(request.getTicket().toByteArray()));
       } catch (RuntimeException e) {
         observer.onError(StatusUtils.toGrpcException(FlightErrors.wrap(e)));
         return;

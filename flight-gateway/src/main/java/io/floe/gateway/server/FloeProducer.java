@@ -304,13 +304,14 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
   }
 
   /**
-   * Opens a DoGet answer (see {@link FloeFlightServer}): verifies the ticket and takes a lease on
-   * each slice it reads, which the answer holds until it ends.
+   * Opens a DoGet answer (see {@link FloeFlightServer}): verifies the ticket, and that {@code
+   * caller} is the one it was planned for if it is bound to one, and takes a lease on each slice it
+   * reads, which the answer holds until it ends.
    */
   @Override
-  public BatchSource open(Ticket ticket) {
+  public BatchSource open(Caller caller, Ticket ticket) {
     try {
-      SignedTicket signed = settings.tickets().verify(ticket);
+      SignedTicket signed = settings.tickets().verify(ticket, caller.ticketHolder().orElse(null));
       if (signed instanceof JobTicket jobTicket) {
         return jobs.open(jobTicket); // leases the slices it gathers from
       }

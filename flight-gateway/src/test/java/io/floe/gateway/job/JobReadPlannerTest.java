@@ -100,7 +100,7 @@ class JobReadPlannerTest {
             null);
     JobReadRequest request = new JobReadRequest("train", 0, 2, 1, 0, 32L, 1, 1, avoid);
     return new JobReadPlanner(TICKETS, new JobOrders())
-        .plan(job, layout, request, FlightDescriptor.command(request.toJson()));
+        .plan(job, layout, request, FlightDescriptor.command(request.toJson()), null);
   }
 
   @Test

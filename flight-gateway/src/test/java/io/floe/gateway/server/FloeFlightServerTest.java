@@ -211,7 +211,7 @@ class FloeFlightServerTest {
     final AtomicInteger closed = new AtomicInteger();
 
     @Override
-    public BatchSource open(Ticket ticket) {
+    public BatchSource open(io.floe.auth.Caller caller, Ticket ticket) {
       BatchSource source = answer.get();
       return new ForwardingBatchSource(source) {
         @Override

@@ -239,7 +239,7 @@ class StalledReaderMemoryTest {
     final AtomicInteger closed = new AtomicInteger();
 
     @Override
-    public BatchSource open(Ticket ticket) {
+    public BatchSource open(io.floe.auth.Caller caller, Ticket ticket) {
       BatchSource source = answer.get();
       java.util.function.BooleanSupplier gone = withdrawn;
       return new ForwardingBatchSource(source) {
