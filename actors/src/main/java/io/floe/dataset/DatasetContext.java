@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BiFunction;
+import java.util.function.Predicate;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
@@ -52,6 +53,9 @@ final class DatasetContext {
   private final ClusterSharding sharding;
   private final ActorRef<SliceEntity.LoadResult> sliceReplies;
   private final ActorRef<AdmissionDesk.Decided> admissionDecisions;
+
+  /** The load the admission desk has not decided yet, asked again until it has; null if none. */
+  private DatasetEntity.AskAdmission asking;
 
   DatasetContext(
       ActorContext<Command> actor,
@@ -110,36 +114,55 @@ final class DatasetContext {
   }
 
   /**
-   * Asks the admission desk to admit a new load of {@code plan} ({@link ClusterMemory#admit}); the
-   * decision comes as {@link DatasetEntity.AdmissionDecided}, and the entity asks again every
-   * {@link #ASK_ADMISSION_EVERY} until it has one that is not "queued" ({@link #admissionDecided}):
-   * a desk that moved (its node died) lost the question. A recovering or refreshing dataset is not
-   * asked: it held its memory already.
+   * What loading the slices of {@code plan} that {@code loads} picks needs, every copy ({@link
+   * MemoryNeed}).
    */
-  void admit(ScanPlan plan, int replicas, long generation) {
-    MemoryNeed need =
-        MemoryNeed.of(plan, planning.memory().slicesAtOnce(planning.loadsPerDataset()))
-            // Every copy of a slice takes its memory again, on another node, and decodes too.
-            .times(replicas);
-    planning.memory().admit(name, generation, need, admissionDecisions, actor.getSelf());
+  MemoryNeed need(ScanPlan plan, int replicas, Predicate<SliceSpec> loads) {
+    return MemoryNeed.of(plan, planning.memory().slicesAtOnce(planning.loadsPerDataset()), loads)
+        // Every copy of a slice takes its memory again, on another node, and decodes too.
+        .times(replicas);
+  }
+
+  /**
+   * Asks the admission desk to admit the load {@code load} of this dataset, which needs {@code
+   * need} ({@link ClusterMemory#admit}); the decision comes as {@link
+   * DatasetEntity.AdmissionDecided}, and the entity asks again every {@link #ASK_ADMISSION_EVERY}
+   * ({@link #askAdmissionAgain}) until it has one that is not "queued" ({@link #admissionDecided}):
+   * a desk that moved (its node died) lost the question. A recovering dataset is not asked: it held
+   * its memory already.
+   */
+  void admit(MemoryNeed need, String load) {
+    asking = new DatasetEntity.AskAdmission(need, load);
+    askAdmissionAgain();
     if (!timers.isTimerActive(ASK_ADMISSION_TIMER)) {
-      timers.startTimerWithFixedDelay(
-          ASK_ADMISSION_TIMER, new DatasetEntity.AskAdmission(generation), ASK_ADMISSION_EVERY);
+      timers.startTimerWithFixedDelay(ASK_ADMISSION_TIMER, asking, ASK_ADMISSION_EVERY);
+    }
+  }
+
+  /** Asks the desk again about the load still undecided, if any. */
+  void askAdmissionAgain() {
+    if (asking != null) {
+      planning
+          .memory()
+          .admit(name, asking.load(), asking.need(), admissionDecisions, actor.getSelf());
     }
   }
 
   /** The load was admitted or refused: no more asking. */
   void admissionDecided() {
+    asking = null;
     timers.cancel(ASK_ADMISSION_TIMER);
   }
 
   /**
-   * Ends the memory reservation of the load of {@code generation} (or its wait for one): it has
-   * every slice, failed or was dropped. Nothing happens if it had none.
+   * Ends the memory reservation of the load {@code load} (or its wait for one): it has every slice,
+   * failed or was dropped. Nothing happens if it had none.
    */
-  void releaseAdmission(long generation) {
-    timers.cancel(ASK_ADMISSION_TIMER);
-    planning.memory().release(name, generation);
+  void releaseAdmission(String load) {
+    if (asking != null && asking.load().equals(load)) {
+      admissionDecided();
+    }
+    planning.memory().release(name, load);
   }
 
   /**

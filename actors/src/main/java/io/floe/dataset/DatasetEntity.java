@@ -2,6 +2,7 @@ package io.floe.dataset;
 
 import io.floe.ddata.RecordDirectory;
 import io.floe.ddata.RecordRecovery;
+import io.floe.iceberg.MemoryNeed;
 import io.floe.iceberg.ScanPlan;
 import io.floe.iceberg.SliceSpec;
 import io.floe.resources.AdmissionDesk;
@@ -135,8 +136,10 @@ public final class DatasetEntity {
   /** The admission desk decided the load of its generation: admitted, queued or refused. */
   record AdmissionDecided(AdmissionDesk.Decided decided) implements Command {}
 
-  /** No admission decision heard yet for the load of {@code generation}: ask again. */
-  record AskAdmission(long generation) implements Command {}
+  /**
+   * No admission decision heard yet for the load {@code load}, which needs {@code need}: ask again.
+   */
+  record AskAdmission(MemoryNeed need, String load) implements Command {}
 
   /** The plan of the table's newest snapshot, for a refresh. */
   record RefreshPlanned(long generation, ScanPlan plan, Throwable failure) implements Command {}

@@ -149,9 +149,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
         .onMessage(
             DatasetEntity.AskAdmission.class,
             ask -> {
-              if (ask.generation() == generation && waitingForMemory != null) {
-                dataset.admit(waitingForMemory, spec.replicas(), generation);
-              }
+              dataset.askAdmissionAgain();
               return this;
             })
         .onMessage(DatasetEntity.Refresh.class, this::onRefresh)
@@ -177,7 +175,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
         .onMessage(
             DatasetEntity.Stop.class,
             stop -> {
-              dataset.releaseAdmission(generation); // a wait for memory ends with the entity
+              dataset.releaseAdmission(load()); // a wait for memory ends with the entity
               return Behaviors.stopped();
             })
         .onMessage(DatasetEntity.RecordWritten.class, dataset::written)
@@ -199,7 +197,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
       return serve(planned.plan(), dataset.loadsAtOnce());
     }
     waitingForMemory = planned.plan();
-    dataset.admit(waitingForMemory, spec.replicas(), generation);
+    dataset.admit(dataset.need(waitingForMemory, spec.replicas(), slice -> true), load());
     return this;
   }
 
@@ -210,7 +208,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
 
   private Behavior<Command> onAdmissionDecided(DatasetEntity.AdmissionDecided answer) {
     AdmissionDesk.Decided decided = answer.decided();
-    if (decided.generation() != generation || waitingForMemory == null) {
+    if (!decided.load().equals(load()) || waitingForMemory == null) {
       return this;
     }
     switch (decided.verdict()) {
@@ -241,6 +239,11 @@ final class PlanningDataset extends AbstractBehavior<Command> {
         return serve(waitingForMemory, slicesAtOnce(decided.slicesAtOnce()));
       }
     }
+  }
+
+  /** The admission desk's name for this load: its generation. */
+  private String load() {
+    return Long.toString(generation);
   }
 
   private Behavior<Command> fail(Failure why) {
@@ -291,7 +294,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
         dataset.name(), owner, drop.requester(), "drop", status(), drop.replyTo())) {
       return this;
     }
-    dataset.releaseAdmission(generation);
+    dataset.releaseAdmission(load());
     return dataset.drop(drop, status(), List.of(waitingForPlan, waitingForReady), waitingForSpecs);
   }
 

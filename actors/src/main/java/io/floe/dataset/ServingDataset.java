@@ -4,7 +4,9 @@ import io.floe.dataset.DatasetEntity.Command;
 import io.floe.dataset.DatasetEntity.LoadReply;
 import io.floe.iceberg.ScanPlan;
 import io.floe.iceberg.SliceSpec;
+import io.floe.resources.AdmissionDesk;
 import io.floe.spec.DatasetSpec;
+import io.floe.table.FailureKind;
 import io.floe.tenant.Owner;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -82,6 +84,18 @@ final class ServingDataset extends AbstractBehavior<Command> {
    */
   private boolean admissionHeld = true;
 
+  /** A refresh's plan waiting for the admission desk to admit its new slices; null if none. */
+  private ScanPlan refreshWaiting;
+
+  /** The admission desk's name for the refresh it admitted or is asked about; null if none. */
+  private String refreshLoad;
+
+  /** The refresh waits behind loads in flight (logged once). */
+  private boolean refreshQueued;
+
+  /** How many of the refresh's new slices load at once, as admitted. */
+  private int refreshSlicesAtOnce;
+
   ServingDataset(
       DatasetContext dataset,
       DatasetSpec spec,
@@ -135,6 +149,13 @@ final class ServingDataset extends AbstractBehavior<Command> {
         .onMessage(DatasetEntity.Load.class, this::onLoad)
         .onMessage(DatasetEntity.Refresh.class, this::onRefresh)
         .onMessage(DatasetEntity.RefreshPlanned.class, this::onRefreshPlanned)
+        .onMessage(DatasetEntity.AdmissionDecided.class, this::onRefreshAdmission)
+        .onMessage(
+            DatasetEntity.AskAdmission.class,
+            ask -> {
+              dataset.askAdmissionAgain();
+              return this;
+            })
         .onMessage(DatasetEntity.RetainedPlanned.class, this::onRetainedPlanned)
         .onMessage(DatasetEntity.SliceReply.class, this::onSliceReply)
         .onMessage(DatasetEntity.GetSliceSpec.class, this::onGetSliceSpec)
@@ -155,6 +176,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
             DatasetEntity.Stop.class,
             stop -> {
               releaseAdmission();
+              releaseRefreshAdmission();
               return Behaviors.stopped();
             })
         // A plan of an earlier load: not this one's.
@@ -262,7 +284,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
   }
 
   private Behavior<Command> onRefreshPlanned(DatasetEntity.RefreshPlanned planned) {
-    if (planned.generation() != generation || next != null) {
+    if (planned.generation() != generation || next != null || refreshWaiting != null) {
       return this;
     }
     long from = current.snapshotId();
@@ -282,12 +304,71 @@ final class ServingDataset extends AbstractBehavior<Command> {
               RefreshReport.UNCHANGED, from, from, current.size(), 0, 0, seconds(), null));
       return this;
     }
+    // Only the slices no kept version holds load: the desk admits what they need on top.
+    refreshWaiting = plan;
+    refreshLoad = generation + "/refresh/" + plan.snapshotId();
+    refreshQueued = false;
+    dataset.admit(
+        dataset.need(plan, spec.replicas(), slice -> heldReports(slice.sliceId()).isEmpty()),
+        refreshLoad);
+    return this;
+  }
+
+  private Behavior<Command> onRefreshAdmission(DatasetEntity.AdmissionDecided answer) {
+    AdmissionDesk.Decided decided = answer.decided();
+    if (refreshWaiting == null || !decided.load().equals(refreshLoad)) {
+      return this;
+    }
+    switch (decided.verdict()) {
+      case QUEUED -> {
+        if (!refreshQueued) {
+          refreshQueued = true;
+          DatasetEntity.LOG.info(
+              "Dataset '{}': refresh waits for memory: {}", dataset.name(), decided.reason());
+        }
+        return this;
+      }
+      case REFUSED -> {
+        dataset.admissionDecided();
+        ScanPlan refused = refreshWaiting;
+        refreshWaiting = null;
+        refreshLoad = null;
+        Failure why = new Failure(FailureKind.RESOURCE_EXHAUSTED, decided.reason());
+        DatasetEntity.LOG.warn(
+            "Dataset '{}': refresh refused ({}): {}", dataset.name(), why.kind(), why.message());
+        finishRefresh(
+            new RefreshReport(
+                RefreshReport.FAILED,
+                current.snapshotId(),
+                refused.snapshotId(),
+                0,
+                0,
+                0,
+                seconds(),
+                why));
+        return this;
+      }
+      default -> {
+        dataset.admissionDecided();
+        ScanPlan plan = refreshWaiting;
+        refreshWaiting = null;
+        return startRefresh(
+            plan,
+            decided.slicesAtOnce() > 0
+                ? Math.min(decided.slicesAtOnce(), dataset.loadsAtOnce())
+                : dataset.loadsAtOnce());
+      }
+    }
+  }
+
+  /** Loads the refresh's new slices, {@code slicesAtOnce} at a time, as admitted. */
+  private Behavior<Command> startRefresh(ScanPlan plan, int slicesAtOnce) {
     next = new DatasetVersion(plan, spec.replicas());
     int kept = takeHeld(next);
     refresh =
         new RefreshReport(
             RefreshReport.RUNNING,
-            from,
+            current.snapshotId(),
             plan.snapshotId(),
             kept,
             next.size() - kept,
@@ -300,9 +381,19 @@ final class ServingDataset extends AbstractBehavior<Command> {
         plan.snapshotId(),
         kept,
         next.size() - kept);
-    dispatch(next, dataset.loadsAtOnce());
+    refreshSlicesAtOnce = slicesAtOnce;
+    dispatch(next, slicesAtOnce);
     switchIfRefreshed();
     return settled();
+  }
+
+  /** Ends the refresh's memory reservation (or its wait), once. */
+  private void releaseRefreshAdmission() {
+    refreshWaiting = null;
+    if (refreshLoad != null) {
+      dataset.releaseAdmission(refreshLoad);
+      refreshLoad = null;
+    }
   }
 
   /**
@@ -340,6 +431,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
     String replacedFingerprint = fingerprint(replaced);
     current = next;
     next = null;
+    releaseRefreshAdmission();
     int freed = 0;
     if (isHeld(replacedFingerprint)) {
       retained.put(replaced.snapshotId(), replaced);
@@ -381,6 +473,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
   private void failRefresh(Failure why) {
     DatasetVersion abandoned = next;
     next = null;
+    releaseRefreshAdmission();
     retire(abandoned);
     DatasetEntity.LOG.warn(
         "Dataset '{}': refresh failed ({}): {}", dataset.name(), why.kind(), why.message());
@@ -507,7 +600,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
     }
     dispatch(current, firstLoadAtOnce);
     if (next != null) {
-      dispatch(next, dataset.loadsAtOnce());
+      dispatch(next, refreshSlicesAtOnce);
     }
     switchIfRefreshed();
     return settled();
@@ -517,6 +610,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
   private Behavior<Command> fail(Failure why) {
     releaseAll();
     releaseAdmission();
+    releaseRefreshAdmission();
     dataset.forgetRecord();
     dataset.askMissing(false);
     FailedDataset failed = new FailedDataset(dataset, spec, why, secondsToReady, refresh, owner);
@@ -530,7 +624,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
   private void releaseAdmission() {
     if (admissionHeld) {
       admissionHeld = false;
-      dataset.releaseAdmission(generation);
+      dataset.releaseAdmission(Long.toString(generation));
     }
   }
 
@@ -684,6 +778,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
     DatasetStatus last = status();
     releaseAll();
     releaseAdmission();
+    releaseRefreshAdmission();
     return dataset.drop(drop, last, List.of(waitingForReady, waitingForRefresh), waitingForSpecs);
   }
 

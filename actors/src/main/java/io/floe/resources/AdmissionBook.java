@@ -22,8 +22,8 @@ import java.util.stream.Collectors;
  * needs and what is free. So of loads started together, those that fit one after another are
  * admitted and the rest refused, whatever the order their slices would have raced in.
  *
- * <p>Loads are keyed by dataset and generation ({@link #key}); asking again for a load already
- * decided answers the same, so a dataset entity may ask until it hears.
+ * <p>Loads are keyed by dataset and load id ({@link #key}); asking again for a load already decided
+ * answers the same, so a dataset entity may ask until it hears.
  */
 final class AdmissionBook {
   private final int queueLength;
@@ -43,8 +43,8 @@ final class AdmissionBook {
     this.waitTimeout = waitTimeout;
   }
 
-  static String key(String dataset, long generation) {
-    return dataset + "/" + generation;
+  static String key(String dataset, String load) {
+    return dataset + "/" + load;
   }
 
   /** What was decided for the load with {@code key} and still holds; null for one unknown here. */

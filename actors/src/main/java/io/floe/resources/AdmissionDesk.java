@@ -52,19 +52,16 @@ public final class AdmissionDesk {
   public interface Command {}
 
   /**
-   * Admit the load of {@code dataset}'s {@code generation}, needing {@code need}; the decision goes
-   * to {@code replyTo}, and {@code holder} (the dataset entity) is watched.
+   * Admit the load {@code load} of {@code dataset} (its generation, or a refresh of it), needing
+   * {@code need}; the decision goes to {@code replyTo}, and {@code holder} (the dataset entity) is
+   * watched.
    */
   public record Admit(
-      String dataset,
-      long generation,
-      MemoryNeed need,
-      ActorRef<Decided> replyTo,
-      ActorRef<?> holder)
+      String dataset, String load, MemoryNeed need, ActorRef<Decided> replyTo, ActorRef<?> holder)
       implements Command, CborSerializable {}
 
-  /** The load of {@code dataset}'s {@code generation} has every slice, failed or was dropped. */
-  public record Release(String dataset, long generation) implements Command, CborSerializable {}
+  /** The load {@code load} of {@code dataset} has every slice, failed or was dropped. */
+  public record Release(String dataset, String load) implements Command, CborSerializable {}
 
   /** How a load was decided. */
   public enum Verdict {
@@ -78,18 +75,17 @@ public final class AdmissionDesk {
    * refused, with the {@code reason} (null when admitted).
    */
   public record Decided(
-      String dataset, long generation, Verdict verdict, int slicesAtOnce, String reason)
+      String dataset, String load, Verdict verdict, int slicesAtOnce, String reason)
       implements CborSerializable {
-    static Decided of(String dataset, long generation, Admission admission) {
+    static Decided of(String dataset, String load, Admission admission) {
       if (admission instanceof Admission.Admitted admitted) {
-        return new Decided(
-            dataset, generation, Verdict.ADMITTED, admitted.need().slicesAtOnce(), null);
+        return new Decided(dataset, load, Verdict.ADMITTED, admitted.need().slicesAtOnce(), null);
       }
       if (admission instanceof Admission.Queued queued) {
-        return new Decided(dataset, generation, Verdict.QUEUED, 0, queued.reason());
+        return new Decided(dataset, load, Verdict.QUEUED, 0, queued.reason());
       }
       return new Decided(
-          dataset, generation, Verdict.REFUSED, 0, ((Admission.Refused) admission).reason());
+          dataset, load, Verdict.REFUSED, 0, ((Admission.Refused) admission).reason());
     }
   }
 
@@ -176,7 +172,10 @@ public final class AdmissionDesk {
   private final Map<String, ActorRef<Decided>> waitingFor = new HashMap<>();
 
   private final Map<String, ActorRef<?>> holders = new HashMap<>();
-  private final Map<String, String> datasets = new HashMap<>();
+
+  /** Each load's dataset and load id, by key. */
+  private final Map<String, Admit> asked = new HashMap<>();
+
   private Set<ActorRef<ReportMemory>> reporters = Set.of();
   private int round;
 
@@ -224,18 +223,18 @@ public final class AdmissionDesk {
   }
 
   private Behavior<Command> onAdmit(Admit admit) {
-    String key = AdmissionBook.key(admit.dataset(), admit.generation());
+    String key = AdmissionBook.key(admit.dataset(), admit.load());
     Admission known = book.decided(key);
     if (known != null) {
       // Asked again (the entity had not heard yet): the same answer, no new reservation.
-      admit.replyTo().tell(Decided.of(admit.dataset(), admit.generation(), known));
+      admit.replyTo().tell(Decided.of(admit.dataset(), admit.load(), known));
       return Behaviors.same();
     }
     return withFigures(
         figures -> {
           Admission decided = book.admit(key, admit.dataset(), admit.need(), figures);
           if (!(decided instanceof Admission.Refused)) {
-            datasets.put(key, admit.dataset());
+            asked.put(key, admit);
             holders.put(key, admit.holder());
             context.watchWith(admit.holder(), new HolderGone(admit.holder()));
           }
@@ -246,12 +245,12 @@ public final class AdmissionDesk {
               timers.startTimerWithFixedDelay(Recheck.INSTANCE, RECHECK_EVERY);
             }
           }
-          admit.replyTo().tell(Decided.of(admit.dataset(), admit.generation(), decided));
+          admit.replyTo().tell(Decided.of(admit.dataset(), admit.load(), decided));
         });
   }
 
   private Behavior<Command> onRelease(Release release) {
-    String key = AdmissionBook.key(release.dataset(), release.generation());
+    String key = AdmissionBook.key(release.dataset(), release.load());
     if (book.decided(key) == null) {
       return Behaviors.same();
     }
@@ -277,9 +276,9 @@ public final class AdmissionDesk {
     Admission.Refused refused = book.waitedTooLong(key, figures);
     if (refused != null) {
       ActorRef<Decided> replyTo = waitingFor.get(key);
-      String dataset = datasets.get(key);
+      Admit admit = asked.get(key);
       forget(key);
-      replyTo.tell(Decided.of(dataset, generation(key), refused));
+      replyTo.tell(Decided.of(admit.dataset(), admit.load(), refused));
     }
   }
 
@@ -293,12 +292,12 @@ public final class AdmissionDesk {
         (key, decided) -> {
           ActorRef<Decided> replyTo = waitingFor.remove(key);
           timers.cancel(key);
-          String dataset = datasets.get(key);
+          Admit admit = asked.get(key);
           if (decided instanceof Admission.Refused) {
             forget(key);
           }
-          if (replyTo != null) {
-            replyTo.tell(Decided.of(dataset, generation(key), decided));
+          if (replyTo != null && admit != null) {
+            replyTo.tell(Decided.of(admit.dataset(), admit.load(), decided));
           }
         });
     if (!book.waiting()) {
@@ -309,15 +308,11 @@ public final class AdmissionDesk {
   private void forget(String key) {
     waitingFor.remove(key);
     timers.cancel(key);
-    datasets.remove(key);
+    asked.remove(key);
     ActorRef<?> holder = holders.remove(key);
     if (holder != null && !holders.containsValue(holder)) {
       context.unwatch(holder);
     }
-  }
-
-  private static long generation(String key) {
-    return Long.parseLong(key.substring(key.lastIndexOf('/') + 1));
   }
 
   /**

@@ -95,33 +95,34 @@ public final class ClusterMemory {
   }
 
   /**
-   * Asks the admission desk to admit the load of {@code dataset}'s {@code generation} that needs
-   * {@code need} ({@link AdmissionBook}); the decision comes to {@code replyTo}, and the desk ends
-   * the load's reservation or wait when {@code holder} stops. Before this node started (an entity
+   * Asks the admission desk to admit the load {@code load} of {@code dataset} that needs {@code
+   * need} ({@link AdmissionBook}); the decision comes to {@code replyTo}, and the desk ends the
+   * load's reservation or wait when {@code holder} stops. Before this node started (an entity
    * tested on its own) every load is admitted as asked.
    */
   public void admit(
       String dataset,
-      long generation,
+      String load,
       MemoryNeed need,
       ActorRef<AdmissionDesk.Decided> replyTo,
       ActorRef<?> holder) {
     ActorRef<AdmissionDesk.Command> admissions = desk;
     if (admissions == null) {
-      replyTo.tell(AdmissionDesk.Decided.of(dataset, generation, new Admission.Admitted(need)));
+      replyTo.tell(AdmissionDesk.Decided.of(dataset, load, new Admission.Admitted(need)));
       return;
     }
-    admissions.tell(new AdmissionDesk.Admit(dataset, generation, need, replyTo, holder));
+    admissions.tell(new AdmissionDesk.Admit(dataset, load, need, replyTo, holder));
   }
 
   /**
-   * Ends the reservation (or the wait) of a load of {@code dataset}: it has every slice, failed or
-   * was dropped. Loads waiting are decided again. Nothing happens for a load not admitted.
+   * Ends the reservation (or the wait) of the load {@code load} of {@code dataset}: it has every
+   * slice, failed or was dropped. Loads waiting are decided again. Nothing happens for a load not
+   * admitted.
    */
-  public void release(String dataset, long generation) {
+  public void release(String dataset, String load) {
     ActorRef<AdmissionDesk.Command> admissions = desk;
     if (admissions != null) {
-      admissions.tell(new AdmissionDesk.Release(dataset, generation));
+      admissions.tell(new AdmissionDesk.Release(dataset, load));
     }
   }
 

@@ -116,8 +116,8 @@ class AdmissionDeskTest {
     TestProbe<AdmissionDesk.Decided> b = second.createTestProbe();
 
     // 2 MiB free in all: each load fits alone, not both.
-    viaFirst.admit("a", 1, needing(1100), a.getRef(), holder(first));
-    viaSecond.admit("b", 1, needing(1100), b.getRef(), holder(second));
+    viaFirst.admit("a", "1", needing(1100), a.getRef(), holder(first));
+    viaSecond.admit("b", "1", needing(1100), b.getRef(), holder(second));
 
     // Whichever the desk heard first is admitted, and the other waits for it.
     AdmissionDesk.Decided forA = a.receiveMessage(QUICK);
@@ -134,9 +134,9 @@ class AdmissionDeskTest {
     try (ArrowBuf onFirst = firstRoot.buffer(512 * KIB);
         ArrowBuf onSecond = secondRoot.buffer(512 * KIB)) {
       if (aFirst) {
-        viaFirst.release("a", 1);
+        viaFirst.release("a", "1");
       } else {
-        viaSecond.release("b", 1);
+        viaSecond.release("b", "1");
       }
       AdmissionDesk.Decided later = (aFirst ? b : a).receiveMessage(QUICK);
       assertThat(later.verdict()).isEqualTo(AdmissionDesk.Verdict.REFUSED);
@@ -152,7 +152,7 @@ class AdmissionDeskTest {
     TestProbe<AdmissionDesk.Decided> probe = first.createTestProbe();
     // Taken on the second node just now: the figures it shares every 2 s may not say so yet.
     try (ArrowBuf taken = secondRoot.buffer(512 * KIB)) {
-      viaFirst.admit("late", 1, needing(1600), probe.getRef(), holder(first));
+      viaFirst.admit("late", "1", needing(1600), probe.getRef(), holder(first));
 
       AdmissionDesk.Decided decided = probe.receiveMessage(QUICK);
       assertThat(decided.verdict()).isEqualTo(AdmissionDesk.Verdict.REFUSED);
@@ -165,9 +165,9 @@ class AdmissionDeskTest {
     TestProbe<AdmissionDesk.Decided> a = first.createTestProbe();
     TestProbe<AdmissionDesk.Decided> b = second.createTestProbe();
     ActorRef<Void> entity = holder(first);
-    viaFirst.admit("a", 1, needing(1500), a.getRef(), entity);
+    viaFirst.admit("a", "1", needing(1500), a.getRef(), entity);
     assertThat(a.receiveMessage(QUICK).verdict()).isEqualTo(AdmissionDesk.Verdict.ADMITTED);
-    viaSecond.admit("b", 1, needing(1500), b.getRef(), holder(second));
+    viaSecond.admit("b", "1", needing(1500), b.getRef(), holder(second));
     assertThat(b.receiveMessage(QUICK).verdict()).isEqualTo(AdmissionDesk.Verdict.QUEUED);
 
     // The entity of the first load stops without a word (its node died, say).
@@ -175,22 +175,22 @@ class AdmissionDeskTest {
 
     AdmissionDesk.Decided later = b.receiveMessage(QUICK);
     assertThat(later.verdict()).isEqualTo(AdmissionDesk.Verdict.ADMITTED);
-    assertThat(later.generation()).isEqualTo(1);
+    assertThat(later.load()).isEqualTo("1");
   }
 
   @Test
   void askingAgainHearsTheSameAndReservesNothingMore() {
     TestProbe<AdmissionDesk.Decided> a = first.createTestProbe();
     ActorRef<Void> entity = holder(first);
-    viaFirst.admit("a", 3, needing(1000), a.getRef(), entity);
-    viaFirst.admit("a", 3, needing(1000), a.getRef(), entity);
+    viaFirst.admit("a", "3", needing(1000), a.getRef(), entity);
+    viaFirst.admit("a", "3", needing(1000), a.getRef(), entity);
     assertThat(a.receiveMessage(QUICK).verdict()).isEqualTo(AdmissionDesk.Verdict.ADMITTED);
     assertThat(a.receiveMessage(QUICK).verdict()).isEqualTo(AdmissionDesk.Verdict.ADMITTED);
 
     // One release ends the one reservation: 1,048 KiB fit beside nothing.
-    viaFirst.release("a", 3);
+    viaFirst.release("a", "3");
     TestProbe<AdmissionDesk.Decided> b = second.createTestProbe();
-    viaSecond.admit("b", 1, needing(2040), b.getRef(), holder(second));
+    viaSecond.admit("b", "1", needing(2040), b.getRef(), holder(second));
     assertThat(b.receiveMessage(QUICK).verdict()).isEqualTo(AdmissionDesk.Verdict.ADMITTED);
   }
 
@@ -199,9 +199,9 @@ class AdmissionDeskTest {
     TestProbe<AdmissionDesk.Decided> a = first.createTestProbe();
     TestProbe<AdmissionDesk.Decided> b = second.createTestProbe();
     ArrowBuf loadedEarlier = secondRoot.buffer(800 * KIB);
-    viaFirst.admit("a", 1, needing(200), a.getRef(), holder(first));
+    viaFirst.admit("a", "1", needing(200), a.getRef(), holder(first));
     assertThat(a.receiveMessage(QUICK).verdict()).isEqualTo(AdmissionDesk.Verdict.ADMITTED);
-    viaSecond.admit("b", 1, needing(1200), b.getRef(), holder(second));
+    viaSecond.admit("b", "1", needing(1200), b.getRef(), holder(second));
     assertThat(b.receiveMessage(QUICK).verdict()).isEqualTo(AdmissionDesk.Verdict.QUEUED);
 
     loadedEarlier.close(); // a dataset dropped: no reservation ends

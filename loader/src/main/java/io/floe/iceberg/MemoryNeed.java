@@ -1,5 +1,7 @@
 package io.floe.iceberg;
 
+import java.util.function.Predicate;
+
 /**
  * The Arrow memory a load needs on the data nodes, from its plan: what its slices hold once loaded,
  * and what its slices take on top while they decode.
@@ -39,31 +41,49 @@ public record MemoryNeed(
    * slices).
    */
   public static MemoryNeed of(ScanPlan plan, int slicesAtOnce) {
+    return of(plan, slicesAtOnce, slice -> true);
+  }
+
+  /**
+   * What loading the slices of {@code plan} that {@code loads} picks needs (a refresh loads only
+   * its new slices): their share of the plan's floor, by Parquet bytes, with {@code slicesAtOnce}
+   * of them decoding at once (capped at their number).
+   */
+  public static MemoryNeed of(ScanPlan plan, int slicesAtOnce, Predicate<SliceSpec> loads) {
     long floor = plan.memoryFloor().bytes();
     long rows = plan.memoryFloor().rows();
     if (floor <= 0 || rows <= 0 || plan.slices().isEmpty()) {
       return NONE;
     }
     long parquet = 0;
+    long loading = 0;
     long largest = 0;
     int batchRows = 0;
+    int count = 0;
     for (SliceSpec slice : plan.slices()) {
       parquet += slice.estimatedBytes();
-      largest = Math.max(largest, slice.estimatedBytes());
-      batchRows = Math.max(batchRows, slice.batchRows());
+      if (loads.test(slice)) {
+        loading += slice.estimatedBytes();
+        largest = Math.max(largest, slice.estimatedBytes());
+        batchRows = Math.max(batchRows, slice.batchRows());
+        count++;
+      }
     }
+    if (count == 0) {
+      return NONE;
+    }
+    boolean all = count == plan.slices().size();
+    double share =
+        all ? 1 : parquet <= 0 ? (double) count / plan.slices().size() : (double) loading / parquet;
+    long bytes = all ? floor : (long) Math.ceil(floor * share);
+    long loadRows = all ? rows : (long) Math.ceil(rows * share);
     long sliceBytes =
         parquet <= 0
             ? ceilDiv(floor, plan.slices().size())
             : (long) Math.ceil(floor * ((double) largest / parquet));
     long batchBytes = (long) Math.ceil((double) floor / rows * Math.min(batchRows, rows));
     return new MemoryNeed(
-        floor,
-        rows,
-        Math.max(1, Math.min(slicesAtOnce, plan.slices().size())),
-        1,
-        sliceBytes,
-        batchBytes);
+        bytes, loadRows, Math.max(1, Math.min(slicesAtOnce, count)), 1, sliceBytes, batchBytes);
   }
 
   /** The same load with {@code slices} decoding at once. */
