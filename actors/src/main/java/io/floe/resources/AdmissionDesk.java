@@ -13,6 +13,7 @@ import java.util.function.Supplier;
 import org.apache.pekko.actor.NoSerializationVerificationNeeded;
 import org.apache.pekko.actor.typed.ActorRef;
 import org.apache.pekko.actor.typed.Behavior;
+import org.apache.pekko.actor.typed.SupervisorStrategy;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
 import org.apache.pekko.actor.typed.javadsl.StashBuffer;
@@ -122,22 +123,27 @@ public final class AdmissionDesk {
       Duration waitTimeout,
       Supplier<Map<String, NodeMemory>> shared,
       Supplier<Set<String>> dataNodes) {
-    return Behaviors.setup(
-        context ->
-            Behaviors.withTimers(
-                timers ->
-                    Behaviors.withStash(
-                        STASH,
-                        stash ->
-                            new AdmissionDesk(
-                                    context,
-                                    timers,
-                                    stash,
-                                    new AdmissionBook(queueLength, waitTimeout),
-                                    waitTimeout,
-                                    shared,
-                                    dataNodes)
-                                .idle())));
+    // A failure of the desk's own (a stash overflowing) restarts it with an empty book rather than
+    // stopping admission for good: entities ask again, and loads in flight count once they hold
+    // memory.
+    Behavior<Command> desk =
+        Behaviors.setup(
+            context ->
+                Behaviors.withTimers(
+                    timers ->
+                        Behaviors.withStash(
+                            STASH,
+                            stash ->
+                                new AdmissionDesk(
+                                        context,
+                                        timers,
+                                        stash,
+                                        new AdmissionBook(queueLength, waitTimeout),
+                                        waitTimeout,
+                                        shared,
+                                        dataNodes)
+                                    .idle())));
+    return Behaviors.supervise(desk).onFailure(SupervisorStrategy.restart());
   }
 
   /**
