@@ -265,8 +265,12 @@ public final class AdmissionDesk {
 
   private Behavior<Command> onHolderGone(HolderGone gone) {
     Set<String> keys = new HashSet<>();
-    holders.forEach((key, holder) -> keys.add(holder.equals(gone.holder()) ? key : null));
-    keys.remove(null);
+    holders.forEach(
+        (key, holder) -> {
+          if (holder.equals(gone.holder())) {
+            keys.add(key);
+          }
+        });
     if (keys.isEmpty()) {
       return Behaviors.same();
     }
