@@ -6,6 +6,7 @@ import io.floe.dataset.DatasetState;
 import io.floe.dataset.DatasetStatus;
 import io.floe.gateway.GatewaySettings;
 import io.floe.gateway.RepeatedAsk;
+import io.floe.spec.DatasetLayout;
 import io.floe.spec.DatasetSpec;
 import io.floe.tenant.Requester;
 import java.time.Duration;
@@ -13,6 +14,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -99,6 +101,17 @@ public final class DatasetQueries {
         lastLayout,
         reply -> reply.status().state() != DatasetState.ABSENT,
         patience);
+  }
+
+  /**
+   * The layout this node last heard the dataset serve, if it has this fingerprint; asks nothing. A
+   * job stream whose dataset entity is slow to answer (its node may have died) may serve from it.
+   */
+  public Optional<DatasetLayout> lastLayout(String name, String fingerprint) {
+    return lastLayout.get(name) instanceof DatasetEntity.LayoutReply.Found found
+            && found.layout().fingerprint().equals(fingerprint)
+        ? Optional.of(found.layout())
+        : Optional.empty();
   }
 
   /**

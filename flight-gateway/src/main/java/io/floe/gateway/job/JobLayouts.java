@@ -9,7 +9,11 @@ import io.floe.job.JobStatus;
 import io.floe.protocol.ErrorCode;
 import io.floe.spec.DatasetLayout;
 import io.floe.ticket.JobTicket;
+import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Which layout a job reads in an epoch, and where its slices are: the one place that asks the job
@@ -25,12 +29,13 @@ final class JobLayouts {
   record PlacedLayout(DatasetLayout layout, Placement placement) {}
 
   /**
-   * How long a plan waits for the job's and dataset's entities before using what this node last
-   * heard from them. Short: the first plan after a node died knows nothing of it yet, and the
-   * entities may have lived there; what an epoch reads does not change, and a layout whose slices
-   * moved since is refused by the serving node (SLICE_NOT_HELD) and planned again.
+   * How long a plan (or a stream whose ticket this node's copy of the layout does not place) waits
+   * for the job's and dataset's entities before using what this node last heard from them. Short:
+   * the first plan after a node died knows nothing of it yet, and the entities may have lived
+   * there; what an epoch reads does not change, and a layout whose slices moved since is refused by
+   * the serving node (SLICE_NOT_HELD) and planned again.
    */
-  static final java.time.Duration PLAN_PATIENCE = java.time.Duration.ofMillis(300);
+  static final Duration PLAN_PATIENCE = Duration.ofMillis(300);
 
   private final DatasetQueries datasets;
   private final JobQueries jobs;
@@ -61,7 +66,7 @@ final class JobLayouts {
     return forPlan(job, epoch, DatasetQueries.PATIENCE);
   }
 
-  private EpochLayout forPlan(String job, long epoch, java.time.Duration patience) {
+  private EpochLayout forPlan(String job, long epoch, Duration patience) {
     JobStatus status = answers.await(jobs.statusForPlan(job, epoch, patience));
     String dataset = status.spec().dataset();
     String fingerprint = status.layout().fingerprint();
@@ -76,28 +81,79 @@ final class JobLayouts {
 
   /**
    * The layout a ticket reads, placed as its plan placed it: this node's copy, or the dataset's
-   * when the copy's placement is not the plan's; SLICE_NOT_HELD (plan again) when slices moved.
+   * when the copy's placement is not the plan's; SLICE_NOT_HELD (plan again) when slices moved. The
+   * dataset's entity gets {@link #PLAN_PATIENCE}, as for a plan, before a layout this node heard
+   * since is served if it places the ticket as its plan did; otherwise the stream waits for the
+   * entity's answer.
    */
   PlacedLayout forTicket(JobTicket ticket) {
     String fingerprint = ticket.read().layout();
-    DatasetLayout layout = orders.layout(fingerprint);
-    if (layout != null) {
-      Placement placement = Placement.of(layout, ticket.avoid());
-      if (placement.fingerprint().equals(ticket.placement())) {
-        return new PlacedLayout(layout, placement);
+    Optional<PlacedLayout> copy = asPlanned(orders.layout(fingerprint), ticket);
+    if (copy.isPresent()) {
+      return copy.get();
+    }
+    // This node's copy may predate a move, or it has none: ask the dataset. Its entity may have
+    // lived on a node that just died (seconds until it runs elsewhere). A layout that places the
+    // signed ticket as its plan did is as safe to serve as this node's copy: a slice that moved is
+    // not held here, and the read answers SLICE_NOT_HELD and is planned again.
+    CompletableFuture<DatasetEntity.LayoutReply> asked =
+        datasets.layout(ticket.dataset(), fingerprint).toCompletableFuture();
+    if (!answersWithin(asked, PLAN_PATIENCE)) {
+      Optional<PlacedLayout> known = known(ticket);
+      if (known.isPresent()) {
+        return known.get();
       }
     }
-    // This node's copy of the layout may predate a move: ask the dataset where slices are now.
-    layout = held(ticket.dataset(), fingerprint, ticket.job(), ticket.read().epoch());
-    Placement placement = Placement.of(layout, ticket.avoid());
-    if (!placement.fingerprint().equals(ticket.placement())) {
-      throw FlightErrors.error(
-          ErrorCode.SLICE_NOT_HELD,
-          String.format(
-              "Dataset '%s' moved slices since this read of job '%s' was planned; plan it again",
-              ticket.dataset(), ticket.job()));
+    DatasetLayout layout =
+        held(
+            answers.await(asked),
+            ticket.dataset(),
+            fingerprint,
+            ticket.job(),
+            ticket.read().epoch());
+    return asPlanned(layout, ticket)
+        .orElseThrow(
+            () ->
+                FlightErrors.error(
+                    ErrorCode.SLICE_NOT_HELD,
+                    String.format(
+                        "Dataset '%s' moved slices since this read of job '%s' was planned; plan"
+                            + " it again",
+                        ticket.dataset(), ticket.job())));
+  }
+
+  /**
+   * A layout with the ticket's fingerprint this node knows without asking: its copy (a plan may
+   * have brought a newer one meanwhile) or the one it last heard the dataset serve (a plan or a
+   * shard read of the dataset through this node), placed as the ticket's plan placed it.
+   */
+  private Optional<PlacedLayout> known(JobTicket ticket) {
+    String fingerprint = ticket.read().layout();
+    return asPlanned(orders.layout(fingerprint), ticket)
+        .or(
+            () ->
+                datasets
+                    .lastLayout(ticket.dataset(), fingerprint)
+                    .flatMap(layout -> asPlanned(layout, ticket)));
+  }
+
+  /** The layout placed as the ticket's plan placed it, if it does; none for no layout. */
+  private static Optional<PlacedLayout> asPlanned(DatasetLayout layout, JobTicket ticket) {
+    if (layout == null) {
+      return Optional.empty();
     }
-    return new PlacedLayout(layout, placement);
+    Placement placement = Placement.of(layout, ticket.avoid());
+    return placement.fingerprint().equals(ticket.placement())
+        ? Optional.of(new PlacedLayout(layout, placement))
+        : Optional.empty();
+  }
+
+  /** Whether the ask has its answer (or its failure) within {@code patience}. */
+  private static boolean answersWithin(CompletableFuture<?> asked, Duration patience) {
+    return asked
+        .handle((reply, failure) -> true)
+        .completeOnTimeout(false, patience.toMillis(), TimeUnit.MILLISECONDS)
+        .join();
   }
 
   /**
@@ -105,7 +161,13 @@ final class JobLayouts {
    * read it.
    */
   private DatasetLayout held(String dataset, String fingerprint, String job, long epoch) {
-    DatasetEntity.LayoutReply reply = answers.await(datasets.layout(dataset, fingerprint));
+    return held(
+        answers.await(datasets.layout(dataset, fingerprint)), dataset, fingerprint, job, epoch);
+  }
+
+  /** {@link #held(String, String, String, long)} from the dataset's answer. */
+  private DatasetLayout held(
+      DatasetEntity.LayoutReply reply, String dataset, String fingerprint, String job, long epoch) {
     if (reply instanceof DatasetEntity.LayoutReply.Found found) {
       orders.remember(fingerprint, found.layout());
       return found.layout();
