@@ -207,7 +207,7 @@ class TicketWithoutDatasetEntityTest {
             null);
     JobReadRequest request = new JobReadRequest("train", 0, 1, 0, 0, null, 1, 1, avoid);
     return new JobReadPlanner(TICKETS, new JobOrders())
-            .plan(job, layout, request, FlightDescriptor.command(request.toJson()))
+            .plan(job, layout, request, FlightDescriptor.command(request.toJson()), null)
             .getEndpoints()
             .stream()
             .map(endpoint -> (JobTicket) TICKETS.verify(endpoint.getTicket()))
