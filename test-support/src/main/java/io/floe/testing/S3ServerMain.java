@@ -1,0 +1,27 @@
+package io.floe.testing;
+
+import java.io.InputStream;
+
+/**
+ * An {@link S3TestServer} in a process of its own, for benchmarks that must not count the server's
+ * CPU as the client's: prints {@code endpoint bucket access-key secret-key} on one line, serves
+ * until its standard input closes, then stops and deletes its objects. Run on {@code
+ * test-support/target/classes} and {@code test-support/target/runtime-classpath.txt} (written by
+ * {@code mvn package}).
+ */
+public final class S3ServerMain {
+  private S3ServerMain() {}
+
+  public static void main(String[] args) throws Exception {
+    try (S3TestServer s3 = S3TestServer.start()) {
+      System.out.println(
+          s3.endpoint() + " " + s3.bucket() + " " + s3.accessKey() + " " + s3.secretKey());
+      System.out.flush();
+      InputStream in = System.in;
+      while (in.read() >= 0) {
+        // the parent holds the pipe open while it benchmarks
+      }
+    }
+    System.exit(0);
+  }
+}
