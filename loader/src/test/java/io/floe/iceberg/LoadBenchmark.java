@@ -48,10 +48,19 @@ import org.apache.iceberg.SchemaParser;
  *       dataset(files).to_table()}, timed inside the process: interpreter start not counted).
  * </ul>
  *
+ * <p>With {@code --store s3} the table's data files are copied unchanged to s3proxy on 127.0.0.1,
+ * in a JVM of its own ({@link S3Copy}), and the contenders read the same objects from it: {@code
+ * floe} ({@link SliceLoader} as a node runs it, object-store files in parallel ranged requests),
+ * {@code floe-one-request} (the same with {@code parallel-requests} 0: each range of a row group
+ * one request after another, as loads ran before) and {@code pyarrow} through {@code
+ * pyarrow.fs.S3FileSystem}. {@code --store-latency-ms} and {@code --store-mb-per-s} make the
+ * server's GETs behave more like a remote store's (first-byte latency, per-request bandwidth).
+ *
  * <p>{@code mvn -B -o -q -pl loader test-compile org.codehaus.mojo:exec-maven-plugin:3.6.4:java
  * -Dexec.mainClass=io.floe.iceberg.LoadBenchmark -Dexec.classpathScope=test
  * -Dexec.cleanupDaemonThreads=false -Dexec.args="METADATA_JSON [--rounds R] [--threads 1,2] [--only
- * a,b] [--slice-target BYTES] [--python PY]"}, or {@code ./floe bench-load}.
+ * a,b] [--slice-target BYTES] [--python PY] [--store local|s3 [--store-latency-ms MS]
+ * [--store-mb-per-s MBPS]]"}, or {@code ./floe bench-load}.
  */
 public final class LoadBenchmark {
   /** A python with pyarrow; {@code ./floe bench-load} passes the project's venv. */
@@ -75,6 +84,8 @@ public final class LoadBenchmark {
     String python = PYTHON_DEFAULT;
     long sliceTarget = 16L << 20; // floe.load.slice-target-size's default
     String store = "local";
+    long storeLatency = 0;
+    long storeSpeed = 0;
     for (int i = 1; i < args.length; i += 2) {
       switch (args[i]) {
         case "--rounds" -> rounds = Integer.parseInt(args[i + 1]);
@@ -85,6 +96,8 @@ public final class LoadBenchmark {
         case "--python" -> python = args[i + 1];
         case "--slice-target" -> sliceTarget = Long.parseLong(args[i + 1]);
         case "--store" -> store = args[i + 1];
+        case "--store-latency-ms" -> storeLatency = Long.parseLong(args[i + 1]);
+        case "--store-mb-per-s" -> storeSpeed = Long.parseLong(args[i + 1]);
         default -> throw new IllegalArgumentException("Unknown option " + args[i]);
       }
     }
@@ -94,7 +107,7 @@ public final class LoadBenchmark {
     S3Copy s3 = null;
     if (store.equals("s3")) {
       try (TableAccess local = new TableAccess(StorageSettings.defaults())) {
-        s3 = S3Copy.of(local.open(local.resolve(metadata, null)));
+        s3 = S3Copy.of(local.open(local.resolve(metadata, null)), storeLatency, storeSpeed);
       }
       metadata = s3.metadataLocation();
     }
@@ -135,11 +148,24 @@ public final class LoadBenchmark {
       Map<String, Contender> contenders = new LinkedHashMap<>();
       if (server != null) {
         System.out.printf(
-            "objects on s3proxy at %s (its own JVM), %,d bytes; every contender reads them from"
-                + " there%n",
-            server.endpoint(), server.bytes());
+            "objects on s3proxy at %s (its own JVM), %,d bytes, GETs with %d ms added latency and"
+                + " %s each; every contender reads them from there%n",
+            server.endpoint(),
+            server.bytes(),
+            storeLatency,
+            storeSpeed == 0 ? "no bandwidth limit" : "at most " + storeSpeed + " MB/s");
         contenders.put(
             "floe", t -> loadSlices(tables, root, slices, SliceLoader.Decoders.NATIVE, t));
+        // As loads ran before parallel ranged reads: Iceberg's FileIO answers a row group's
+        // vectored read one range, one request, after another.
+        contenders.put(
+            "floe-one-request",
+            t -> {
+              try (TableAccess serial =
+                  new TableAccess(server.settings(StorageSettings.builder().parallelRequests(0)))) {
+                return loadSlices(serial, root, slices, SliceLoader.Decoders.NATIVE, t);
+              }
+            });
         List<String> pyArgs = server.pyarrowArguments();
         String py = python;
         contenders.put("pyarrow", t -> pyarrow(py, pyArgs, files, t));

@@ -64,7 +64,13 @@ final class S3Copy implements AutoCloseable {
     this.catalogDir = catalogDir;
   }
 
-  static S3Copy of(Table local) throws Exception {
+  /**
+   * @param getLatencyMillis each GET's added latency on the server, 0 for none
+   * @param getMegabytesPerSecond each GET's most bytes per second on the server (a remote store's
+   *     per-connection bandwidth), 0 for no limit
+   */
+  static S3Copy of(Table local, long getLatencyMillis, long getMegabytesPerSecond)
+      throws Exception {
     Path root = LoadBenchmark.checkout();
     Path classpath = root.resolve("test-support/target/runtime-classpath.txt");
     if (!Files.exists(classpath)) {
@@ -80,7 +86,9 @@ final class S3Copy implements AutoCloseable {
                 "-Xmx1g",
                 "-cp",
                 cp,
-                "io.floe.testing.S3ServerMain")
+                "io.floe.testing.S3ServerMain",
+                String.valueOf(getLatencyMillis),
+                String.valueOf(getMegabytesPerSecond * 1000))
             .redirectError(ProcessBuilder.Redirect.DISCARD)
             .start();
     Runtime.getRuntime().addShutdownHook(new Thread(server::destroy));
@@ -163,9 +171,14 @@ final class S3Copy implements AutoCloseable {
     return bytes;
   }
 
-  /** How the loader reaches the server. */
+  /** How the loader reaches the server, with object-store reads as a node's defaults make them. */
   StorageSettings settings() {
-    return StorageSettings.builder()
+    return settings(StorageSettings.builder());
+  }
+
+  /** How the loader reaches the server, with {@code builder}'s object-store reads. */
+  StorageSettings settings(StorageSettings.Builder builder) {
+    return builder
         .s3Endpoint(endpoint)
         .s3PathStyleAccess(true)
         .s3Credentials(accessKey, secretKey)
