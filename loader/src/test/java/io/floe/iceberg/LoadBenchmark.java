@@ -54,7 +54,9 @@ import org.apache.iceberg.SchemaParser;
  * {@code floe-one-request} (the same with {@code parallel-requests} 0: each range of a row group
  * one request after another, as loads ran before) and {@code pyarrow} through {@code
  * pyarrow.fs.S3FileSystem}. {@code --store-latency-ms} and {@code --store-mb-per-s} make the
- * server's GETs behave more like a remote store's (first-byte latency, per-request bandwidth).
+ * server's GETs behave more like a remote store's (first-byte latency, per-request bandwidth);
+ * {@code --requests} and {@code --range-size} set {@code floe}'s parallel reads (the node's
+ * defaults otherwise).
  *
  * <p>{@code mvn -B -o -q -pl loader test-compile org.codehaus.mojo:exec-maven-plugin:3.6.4:java
  * -Dexec.mainClass=io.floe.iceberg.LoadBenchmark -Dexec.classpathScope=test
@@ -86,6 +88,7 @@ public final class LoadBenchmark {
     String store = "local";
     long storeLatency = 0;
     long storeSpeed = 0;
+    StorageSettings.Builder reads = StorageSettings.builder();
     for (int i = 1; i < args.length; i += 2) {
       switch (args[i]) {
         case "--rounds" -> rounds = Integer.parseInt(args[i + 1]);
@@ -98,6 +101,8 @@ public final class LoadBenchmark {
         case "--store" -> store = args[i + 1];
         case "--store-latency-ms" -> storeLatency = Long.parseLong(args[i + 1]);
         case "--store-mb-per-s" -> storeSpeed = Long.parseLong(args[i + 1]);
+        case "--requests" -> reads.parallelRequests(Integer.parseInt(args[i + 1]));
+        case "--range-size" -> reads.rangeSize(Long.parseLong(args[i + 1]));
         default -> throw new IllegalArgumentException("Unknown option " + args[i]);
       }
     }
@@ -113,7 +118,7 @@ public final class LoadBenchmark {
     }
     try (S3Copy server = s3;
         TableAccess tables =
-            new TableAccess(server == null ? StorageSettings.defaults() : server.settings());
+            new TableAccess(server == null ? StorageSettings.defaults() : server.settings(reads));
         // A node's allocator: exact sizes from 64 KiB up, as slices are held on a node.
         BufferAllocator root = io.floe.arrow.NodeAllocation.root(Long.MAX_VALUE)) {
       DatasetSpec spec = DatasetSpec.of("bench", metadata);
