@@ -26,12 +26,22 @@ public final class StorageSettings {
   public static final String S3_SECRET_ACCESS_KEY = "s3.secret-access-key";
   public static final String CLIENT_REGION = "client.region";
 
+  /** {@code floe.storage.object-store.parallel-requests}'s default. */
+  public static final int PARALLEL_REQUESTS_DEFAULT = 16;
+
+  /** {@code floe.storage.object-store.range-size}'s default. */
+  public static final long RANGE_SIZE_DEFAULT = 8L << 20;
+
   private final Map<String, String> properties;
   private final Map<String, String> hadoopProperties;
+  private final int parallelRequests;
+  private final long rangeSize;
 
   private StorageSettings(Builder builder) {
     this.properties = Map.copyOf(builder.properties);
     this.hadoopProperties = Map.copyOf(builder.hadoopProperties);
+    this.parallelRequests = builder.parallelRequests;
+    this.rangeSize = builder.rangeSize;
   }
 
   public static StorageSettings defaults() {
@@ -59,6 +69,12 @@ public final class StorageSettings {
     EnvironmentProperties.storage(env).forEach(builder::property);
     if (storage.hasPath("hadoop")) {
       flatten(storage.getConfig("hadoop")).forEach(builder::hadoopProperty);
+    }
+    if (storage.hasPath("object-store.parallel-requests")) {
+      builder.parallelRequests(storage.getInt("object-store.parallel-requests"));
+    }
+    if (storage.hasPath("object-store.range-size")) {
+      builder.rangeSize(storage.getBytes("object-store.range-size"));
     }
     return builder.build();
   }
@@ -89,6 +105,19 @@ public final class StorageSettings {
     return properties;
   }
 
+  /**
+   * Ranged requests to object stores in flight at once on the node, for all loads together; 0 reads
+   * each range of a row group with one request after another, as Iceberg's FileIOs do.
+   */
+  public int parallelRequests() {
+    return parallelRequests;
+  }
+
+  /** The most bytes one ranged request to an object store asks for. */
+  public long rangeSize() {
+    return rangeSize;
+  }
+
   public boolean hasStaticS3Credentials() {
     return properties.containsKey(S3_ACCESS_KEY_ID) && properties.containsKey(S3_SECRET_ACCESS_KEY);
   }
@@ -108,14 +137,38 @@ public final class StorageSettings {
         + (hasStaticS3Credentials() ? "static (hidden)" : "aws default chain")
         + ", hadoopProperties="
         + hadoopProperties.keySet()
-        + "}";
+        + ", objectStore="
+        + parallelRequests
+        + " requests of "
+        + rangeSize
+        + " bytes}";
   }
 
   public static final class Builder {
     private final Map<String, String> properties = new LinkedHashMap<>();
     private final Map<String, String> hadoopProperties = new LinkedHashMap<>();
+    private int parallelRequests = PARALLEL_REQUESTS_DEFAULT;
+    private long rangeSize = RANGE_SIZE_DEFAULT;
 
     private Builder() {}
+
+    /** Ranged requests to object stores in flight at once; 0 for one at a time. */
+    public Builder parallelRequests(int requests) {
+      io.floe.util.Preconditions.checkArgument(
+          requests >= 0, "Invalid object-store parallel-requests: %s (must be >= 0)", requests);
+      this.parallelRequests = requests;
+      return this;
+    }
+
+    /** The most bytes one ranged request to an object store asks for. */
+    public Builder rangeSize(long bytes) {
+      io.floe.util.Preconditions.checkArgument(
+          bytes >= 64 * 1024 && bytes <= Integer.MAX_VALUE,
+          "Invalid object-store range-size: %s (must be 64 KiB to 2 GiB)",
+          bytes);
+      this.rangeSize = bytes;
+      return this;
+    }
 
     public Builder s3Endpoint(String endpoint) {
       return property(S3_ENDPOINT, endpoint);

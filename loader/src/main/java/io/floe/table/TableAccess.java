@@ -48,6 +48,7 @@ public final class TableAccess implements AutoCloseable {
   private final CatalogSettings catalogSettings;
   private final Configuration hadoopConf;
   private final FloeFileIO locationIO;
+  private final ParallelReads parallelReads;
   private final Map<String, Catalog> catalogs = new ConcurrentHashMap<>();
   private final Map<TableSource.InCatalog, Opened> opened = new ConcurrentHashMap<>();
 
@@ -62,6 +63,7 @@ public final class TableAccess implements AutoCloseable {
     locationIO.setConf(hadoopConf);
     locationIO.initialize(storage.properties());
     locationIO.confine(locations);
+    this.parallelReads = ParallelReads.of(storage.parallelRequests(), storage.rangeSize());
   }
 
   /** Tables at any location (libraries and tests; a node passes its operator's policy). */
@@ -141,16 +143,19 @@ public final class TableAccess implements AutoCloseable {
     return openLocation(((TableSource.AtLocation) source).location());
   }
 
-  /** The FileIO that reads the table's files: a catalog table's own, renewed after the TTL. */
+  /**
+   * The FileIO that reads the table's data and delete files: a catalog table's own, renewed after
+   * the TTL, with object-store files read in parallel ranges ({@link ParallelReads}).
+   */
   public FileIO io(TableSource source) {
     if (source instanceof TableSource.InCatalog inCatalog) {
       Opened known = opened.get(inCatalog);
       if (known == null || System.nanoTime() - known.atNanos() > TABLE_TTL.toNanos()) {
-        return open(inCatalog).io();
+        return parallelReads.wrap(open(inCatalog).io());
       }
-      return known.table().io();
+      return parallelReads.wrap(known.table().io());
     }
-    return locationIO;
+    return parallelReads.wrap(locationIO);
   }
 
   /** The FileIO for tables named by location. */
@@ -312,5 +317,6 @@ public final class TableAccess implements AutoCloseable {
     catalogs.clear();
     opened.clear();
     locationIO.close();
+    parallelReads.close();
   }
 }

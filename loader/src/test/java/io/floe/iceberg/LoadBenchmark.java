@@ -48,10 +48,21 @@ import org.apache.iceberg.SchemaParser;
  *       dataset(files).to_table()}, timed inside the process: interpreter start not counted).
  * </ul>
  *
+ * <p>With {@code --store s3} the table's data files are copied unchanged to s3proxy on 127.0.0.1,
+ * in a JVM of its own ({@link S3Copy}), and the contenders read the same objects from it: {@code
+ * floe} ({@link SliceLoader} as a node runs it, object-store files in parallel ranged requests),
+ * {@code floe-one-request} (the same with {@code parallel-requests} 0: each range of a row group
+ * one request after another, as loads ran before) and {@code pyarrow} through {@code
+ * pyarrow.fs.S3FileSystem}. {@code --store-latency-ms} and {@code --store-mb-per-s} make the
+ * server's GETs behave more like a remote store's (first-byte latency, per-request bandwidth);
+ * {@code --requests} and {@code --range-size} set {@code floe}'s parallel reads (the node's
+ * defaults otherwise).
+ *
  * <p>{@code mvn -B -o -q -pl loader test-compile org.codehaus.mojo:exec-maven-plugin:3.6.4:java
  * -Dexec.mainClass=io.floe.iceberg.LoadBenchmark -Dexec.classpathScope=test
  * -Dexec.cleanupDaemonThreads=false -Dexec.args="METADATA_JSON [--rounds R] [--threads 1,2] [--only
- * a,b] [--slice-target BYTES] [--python PY]"}, or {@code ./floe bench-load}.
+ * a,b] [--slice-target BYTES] [--python PY] [--store local|s3 [--store-latency-ms MS]
+ * [--store-mb-per-s MBPS]]"}, or {@code ./floe bench-load}.
  */
 public final class LoadBenchmark {
   /** A python with pyarrow; {@code ./floe bench-load} passes the project's venv. */
@@ -74,6 +85,10 @@ public final class LoadBenchmark {
     List<String> only = List.of();
     String python = PYTHON_DEFAULT;
     long sliceTarget = 16L << 20; // floe.load.slice-target-size's default
+    String store = "local";
+    long storeLatency = 0;
+    long storeSpeed = 0;
+    StorageSettings.Builder reads = StorageSettings.builder();
     for (int i = 1; i < args.length; i += 2) {
       switch (args[i]) {
         case "--rounds" -> rounds = Integer.parseInt(args[i + 1]);
@@ -83,10 +98,27 @@ public final class LoadBenchmark {
         case "--only" -> only = List.of(args[i + 1].split(","));
         case "--python" -> python = args[i + 1];
         case "--slice-target" -> sliceTarget = Long.parseLong(args[i + 1]);
+        case "--store" -> store = args[i + 1];
+        case "--store-latency-ms" -> storeLatency = Long.parseLong(args[i + 1]);
+        case "--store-mb-per-s" -> storeSpeed = Long.parseLong(args[i + 1]);
+        case "--requests" -> reads.parallelRequests(Integer.parseInt(args[i + 1]));
+        case "--range-size" -> reads.rangeSize(Long.parseLong(args[i + 1]));
         default -> throw new IllegalArgumentException("Unknown option " + args[i]);
       }
     }
-    try (TableAccess tables = new TableAccess(StorageSettings.defaults());
+    if (!store.equals("local") && !store.equals("s3")) {
+      throw new IllegalArgumentException("Unknown --store " + store + " (local or s3)");
+    }
+    S3Copy s3 = null;
+    if (store.equals("s3")) {
+      try (TableAccess local = new TableAccess(StorageSettings.defaults())) {
+        s3 = S3Copy.of(local.open(local.resolve(metadata, null)), storeLatency, storeSpeed);
+      }
+      metadata = s3.metadataLocation();
+    }
+    try (S3Copy server = s3;
+        TableAccess tables =
+            new TableAccess(server == null ? StorageSettings.defaults() : server.settings(reads));
         // A node's allocator: exact sizes from 64 KiB up, as slices are held on a node.
         BufferAllocator root = io.floe.arrow.NodeAllocation.root(Long.MAX_VALUE)) {
       DatasetSpec spec = DatasetSpec.of("bench", metadata);
@@ -97,7 +129,10 @@ public final class LoadBenchmark {
       for (SliceSpec slice : slices) {
         for (FileScanTask task : new SliceRecords(tables.io(source), slice).tasks()) {
           String location = task.file().location();
-          String path = NativeTaskReader.localPath(location).orElseThrow().toString();
+          String path =
+              server != null
+                  ? location.substring("s3://".length()) // bucket/key, as pyarrow.fs names it
+                  : NativeTaskReader.localPath(location).orElseThrow().toString();
           if (!files.contains(path)) {
             files.add(path);
           }
@@ -116,32 +151,57 @@ public final class LoadBenchmark {
           NativeTaskReader.available());
 
       Map<String, Contender> contenders = new LinkedHashMap<>();
-      contenders.put(
-          "floe-vectorized",
-          t -> loadSlices(tables, root, slices, SliceLoader.Decoders.VECTORIZED, t));
-      contenders.put(
-          "floe-native", t -> loadSlices(tables, root, slices, SliceLoader.Decoders.NATIVE, t));
-      for (int batch : new int[] {8_192, 32_768, 131_072}) {
+      if (server != null) {
+        System.out.printf(
+            "objects on s3proxy at %s (its own JVM), %,d bytes, GETs with %d ms added latency and"
+                + " %s each; every contender reads them from there%n",
+            server.endpoint(),
+            server.bytes(),
+            storeLatency,
+            storeSpeed == 0 ? "no bandwidth limit" : "at most " + storeSpeed + " MB/s");
         contenders.put(
-            "iceberg-vectorized-" + batch,
-            t -> decodeFiles(tables, source, root, slices, t, batch, false));
-      }
-      boolean wholeFiles = true;
-      for (SliceSpec slice : slices) {
-        for (List<FileScanTask> run : runs(new SliceRecords(tables.io(source), slice).tasks())) {
-          wholeFiles &= NativeTaskReader.accepts(run);
-        }
-      }
-      if (wholeFiles) {
+            "floe", t -> loadSlices(tables, root, slices, SliceLoader.Decoders.NATIVE, t));
+        // As loads ran before parallel ranged reads: Iceberg's FileIO answers a row group's
+        // vectored read one range, one request, after another.
         contenders.put(
-            "arrow-native", t -> decodeFiles(tables, source, root, slices, t, 32_768, true));
+            "floe-one-request",
+            t -> {
+              try (TableAccess serial =
+                  new TableAccess(server.settings(StorageSettings.builder().parallelRequests(0)))) {
+                return loadSlices(serial, root, slices, SliceLoader.Decoders.NATIVE, t);
+              }
+            });
+        List<String> pyArgs = server.pyarrowArguments();
+        String py = python;
+        contenders.put("pyarrow", t -> pyarrow(py, pyArgs, files, t));
       } else {
-        System.out.println(
-            "arrow-native left out: files are split across slices, and Arrow's reader (through"
-                + " the JNI jar) reads whole files only; floe-native decodes them vectorized");
+        contenders.put(
+            "floe-vectorized",
+            t -> loadSlices(tables, root, slices, SliceLoader.Decoders.VECTORIZED, t));
+        contenders.put(
+            "floe-native", t -> loadSlices(tables, root, slices, SliceLoader.Decoders.NATIVE, t));
+        for (int batch : new int[] {8_192, 32_768, 131_072}) {
+          contenders.put(
+              "iceberg-vectorized-" + batch,
+              t -> decodeFiles(tables, source, root, slices, t, batch, false));
+        }
+        boolean wholeFiles = true;
+        for (SliceSpec slice : slices) {
+          for (List<FileScanTask> run : runs(new SliceRecords(tables.io(source), slice).tasks())) {
+            wholeFiles &= NativeTaskReader.accepts(run);
+          }
+        }
+        if (wholeFiles) {
+          contenders.put(
+              "arrow-native", t -> decodeFiles(tables, source, root, slices, t, 32_768, true));
+        } else {
+          System.out.println(
+              "arrow-native left out: files are split across slices, and Arrow's reader (through"
+                  + " the JNI jar) reads whole files only; floe-native decodes them vectorized");
+        }
+        String py = python;
+        contenders.put("pyarrow", t -> pyarrow(py, List.of(), files, t));
       }
-      String py = python;
-      contenders.put("pyarrow", t -> pyarrow(py, files, t));
       if (!only.isEmpty()) {
         contenders.keySet().retainAll(only);
       }
@@ -414,12 +474,14 @@ public final class LoadBenchmark {
   }
 
   /** One pyarrow.dataset decode of the files in a subprocess, timed inside it. */
-  private static Run pyarrow(String python, List<String> files, int threads) throws Exception {
+  private static Run pyarrow(String python, List<String> options, List<String> files, int threads)
+      throws Exception {
     List<String> command = new ArrayList<>();
     command.add(python);
     command.add(script().toString());
     command.add("--threads");
     command.add(threads == 1 ? "1" : "all");
+    command.addAll(options);
     command.addAll(files);
     Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
     String last = "";
@@ -442,11 +504,15 @@ public final class LoadBenchmark {
 
   /** python/benchmarks/pyarrow_decode.py of the checkout, from the root or a module. */
   private static Path script() {
+    return checkout().resolve("python/benchmarks/pyarrow_decode.py");
+  }
+
+  /** The checkout's root, from the root or a module. */
+  static Path checkout() {
     Path dir = Path.of("").toAbsolutePath();
     for (Path d = dir; d != null; d = d.getParent()) {
-      Path script = d.resolve("python/benchmarks/pyarrow_decode.py");
-      if (java.nio.file.Files.exists(script)) {
-        return script;
+      if (java.nio.file.Files.exists(d.resolve("python/benchmarks/pyarrow_decode.py"))) {
+        return d;
       }
     }
     throw new IllegalStateException("No python/benchmarks/pyarrow_decode.py above " + dir);

@@ -50,11 +50,38 @@ public final class S3TestServer implements AutoCloseable {
 
   /** Starts a server on a free port with a fresh, uniquely named bucket. */
   public static S3TestServer start() throws Exception {
+    return start(0, 0);
+  }
+
+  /**
+   * Starts a server whose object reads behave more like a remote store's: each GET answers after
+   * {@code getLatencyMillis} and streams at most {@code getKilobytesPerSecond} (1,000 bytes) per
+   * request, through s3proxy's latency middleware; 0 and 0 for neither.
+   */
+  public static S3TestServer start(long getLatencyMillis, long getKilobytesPerSecond)
+      throws Exception {
     Path dataDir = Files.createTempDirectory("floe-s3-");
     BlobStore store = new FilesystemNio2BlobStore(dataDir.toString());
+    BlobStore served = store;
+    if (getLatencyMillis > 0 || getKilobytesPerSecond > 0) {
+      Map<String, Long> latencies = new java.util.HashMap<>();
+      Map<String, Long> speeds = new java.util.HashMap<>();
+      if (getLatencyMillis > 0) {
+        latencies.put("get", getLatencyMillis);
+      }
+      if (getKilobytesPerSecond > 0) {
+        speeds.put("get", getKilobytesPerSecond);
+      }
+      // Package-private in s3proxy: its own main builds it from properties.
+      java.lang.reflect.Method wrap =
+          Class.forName("org.gaul.s3proxy.middleware.LatencyBlobStore")
+              .getDeclaredMethod("newLatencyBlobStore", BlobStore.class, Map.class, Map.class);
+      wrap.setAccessible(true);
+      served = (BlobStore) wrap.invoke(null, store, latencies, speeds);
+    }
     S3Proxy proxy =
         S3Proxy.builder()
-            .blobStore(store)
+            .blobStore(served)
             .endpoint(URI.create("http://" + HOST + ":0"))
             .awsAuthentication(AuthenticationType.AWS_V2_OR_V4, ACCESS_KEY, SECRET_KEY)
             .ignoreUnknownHeaders(true)
