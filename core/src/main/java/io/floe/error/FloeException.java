@@ -25,4 +25,13 @@ public class FloeException extends RuntimeException {
   public ErrorKind kind() {
     return kind;
   }
+
+  /**
+   * The kind of {@code error}: its own when it is a {@link FloeException}, else {@link
+   * ErrorKind#INTERNAL}. Its causes are not searched: a kind is chosen where the failure is found,
+   * never guessed from what a library wrapped.
+   */
+  public static ErrorKind kindOf(Throwable error) {
+    return error instanceof FloeException floe ? floe.kind() : ErrorKind.INTERNAL;
+  }
 }
