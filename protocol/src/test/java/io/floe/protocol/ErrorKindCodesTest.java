@@ -2,8 +2,13 @@ package io.floe.protocol;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.floe.error.ErrorKind;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -36,6 +41,19 @@ class ErrorKindCodesTest {
     for (ErrorKind kind : ErrorKind.values()) {
       assertThat(ErrorCode.of(kind)).as(kind.name()).isEqualTo(WIRE.get(kind));
     }
+  }
+
+  @Test
+  void thePublishedSchemaListsEveryKind() throws Exception {
+    JsonNode kinds =
+        Json.mapper()
+            .readTree(Path.of("..", "docs", "protocol.schema.json").toFile())
+            .at("/$defs/error/properties/kind/enum");
+    List<String> published = new ArrayList<>();
+    kinds.forEach(kind -> published.add(kind.asText()));
+    assertThat(published)
+        .containsExactlyInAnyOrderElementsOf(
+            Arrays.stream(ErrorKind.values()).map(Enum::name).toList());
   }
 
   @Test
