@@ -204,3 +204,20 @@ def test_non_flight_arrow_errors_are_not_retried():
 )
 def test_retryable(error, retryable):
     assert E.is_retryable(error) is retryable
+
+
+def _published_error_details():
+    import json
+    from pathlib import Path
+
+    schema = json.loads((Path(__file__).resolve().parents[2] / "docs" / "protocol.schema.json").read_text())
+    return schema["$defs"]["error_details"]
+
+
+def test_the_client_knows_every_published_code():
+    published = _published_error_details()["properties"]["code"]["enum"]
+    assert sorted(E._CODES) == sorted(published)
+
+
+def test_the_client_retries_exactly_the_published_retryable_codes():
+    assert E.RETRYABLE_CODES == frozenset(_published_error_details()["x-floe-retryable"])

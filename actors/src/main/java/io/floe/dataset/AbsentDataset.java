@@ -2,7 +2,7 @@ package io.floe.dataset;
 
 import io.floe.dataset.DatasetEntity.Command;
 import io.floe.dataset.DatasetEntity.LoadReply;
-import io.floe.table.FailureKind;
+import io.floe.error.ErrorKind;
 import org.apache.pekko.actor.typed.Behavior;
 import org.apache.pekko.actor.typed.javadsl.AbstractBehavior;
 import org.apache.pekko.actor.typed.javadsl.Behaviors;
@@ -36,7 +36,7 @@ final class AbsentDataset extends AbstractBehavior<Command> {
                                 new LoadReply.Refused(
                                     status(),
                                     new Failure(
-                                        FailureKind.DATASET_NOT_FOUND,
+                                        ErrorKind.DATASET_NOT_FOUND,
                                         "No dataset '"
                                             + dataset.name()
                                             + "' to refresh; load it")))))

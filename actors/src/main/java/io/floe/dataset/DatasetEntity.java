@@ -2,6 +2,7 @@ package io.floe.dataset;
 
 import io.floe.ddata.RecordDirectory;
 import io.floe.ddata.RecordRecovery;
+import io.floe.error.ErrorKind;
 import io.floe.iceberg.MemoryNeed;
 import io.floe.iceberg.ScanPlan;
 import io.floe.iceberg.SliceSpec;
@@ -10,7 +11,6 @@ import io.floe.resources.DatasetPlanning;
 import io.floe.serialization.CborSerializable;
 import io.floe.spec.DatasetLayout;
 import io.floe.spec.DatasetSpec;
-import io.floe.table.FailureKind;
 import io.floe.tenant.Owner;
 import io.floe.tenant.Requester;
 import java.util.List;
@@ -299,7 +299,7 @@ public final class DatasetEntity {
   /** Why a load (or refresh) of another spec under a loaded name is refused. */
   static Failure loadedOtherwise(String name, DatasetSpec loaded) {
     return new Failure(
-        FailureKind.ALREADY_EXISTS,
+        ErrorKind.ALREADY_EXISTS,
         String.format(
             "Dataset '%s' is already loaded from '%s' with other settings;"
                 + " drop it first or choose another name",
@@ -324,7 +324,7 @@ public final class DatasetEntity {
         .map(
             why -> {
               LOG.info("Dataset '{}': {} refused: {}", name, change, why);
-              replyTo.tell(new LoadReply.Refused(status, new Failure(FailureKind.NOT_OWNER, why)));
+              replyTo.tell(new LoadReply.Refused(status, new Failure(ErrorKind.NOT_OWNER, why)));
               return true;
             })
         .orElse(false);
@@ -334,7 +334,7 @@ public final class DatasetEntity {
   static LoadReply dropped(String name) {
     return new LoadReply.Refused(
         DatasetStatus.absent(name),
-        new Failure(FailureKind.DATASET_NOT_FOUND, "dataset '" + name + "' was dropped"));
+        new Failure(ErrorKind.DATASET_NOT_FOUND, "dataset '" + name + "' was dropped"));
   }
 
   private DatasetEntity() {}

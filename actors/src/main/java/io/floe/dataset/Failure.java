@@ -1,23 +1,30 @@
 package io.floe.dataset;
 
+import io.floe.error.ErrorKind;
+import io.floe.error.FloeException;
 import io.floe.serialization.CborSerializable;
-import io.floe.table.FailureKind;
 import io.floe.util.Excerpt;
 import org.slf4j.Logger;
 
 /**
- * A load failure as it travels to clients: its kind and a message naming what was wrong, no longer
- * than an error description may be (it is logged and kept in the dataset's status too).
+ * A failure as it travels to clients and is kept in a dataset's status: its kind and a message
+ * naming what was wrong, no longer than an error description may be. Replicated and persisted
+ * ({@code floe.state.dir}): the kind is written by its name, which {@link ErrorKind} keeps.
  */
-public record Failure(FailureKind kind, String message) implements CborSerializable {
+public record Failure(ErrorKind kind, String message) implements CborSerializable {
   public Failure {
     message = Excerpt.description(message);
   }
 
+  /**
+   * The failure {@code error} reports: a {@link FloeException}'s kind and message, chosen where it
+   * was thrown; anything else is {@link ErrorKind#INTERNAL}. Only a future's wrapping is looked
+   * through.
+   */
   public static Failure of(Throwable error) {
     Throwable root = unwrapped(error);
     String message = root.getMessage() == null ? root.getClass().getName() : root.getMessage();
-    return new Failure(FailureKind.of(root), message);
+    return new Failure(FloeException.kindOf(root), message);
   }
 
   /**
@@ -28,7 +35,7 @@ public record Failure(FailureKind kind, String message) implements CborSerializa
    */
   public static Failure logged(Logger log, String what, Throwable error) {
     Failure failure = of(error);
-    if (failure.kind() == FailureKind.INTERNAL) {
+    if (failure.kind() == ErrorKind.INTERNAL) {
       log.error("{} failed inside the node (INTERNAL)", what, unwrapped(error));
     } else {
       log.debug("{} failed ({}): {}", what, failure.kind(), failure.message());

@@ -2,10 +2,10 @@ package io.floe.dataset;
 
 import io.floe.dataset.DatasetEntity.Command;
 import io.floe.dataset.DatasetEntity.LoadReply;
+import io.floe.error.ErrorKind;
 import io.floe.iceberg.ScanPlan;
 import io.floe.resources.AdmissionDesk;
 import io.floe.spec.DatasetSpec;
-import io.floe.table.FailureKind;
 import io.floe.tenant.Owner;
 import io.floe.util.Excerpt;
 import java.util.ArrayList;
@@ -226,7 +226,7 @@ final class PlanningDataset extends AbstractBehavior<Command> {
       }
       case REFUSED -> {
         dataset.admissionDecided();
-        return fail(new Failure(FailureKind.RESOURCE_EXHAUSTED, decided.reason()));
+        return fail(new Failure(ErrorKind.RESOURCE_EXHAUSTED, decided.reason()));
       }
       default -> {
         dataset.admissionDecided();

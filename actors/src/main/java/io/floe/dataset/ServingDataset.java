@@ -2,11 +2,11 @@ package io.floe.dataset;
 
 import io.floe.dataset.DatasetEntity.Command;
 import io.floe.dataset.DatasetEntity.LoadReply;
+import io.floe.error.ErrorKind;
 import io.floe.iceberg.ScanPlan;
 import io.floe.iceberg.SliceSpec;
 import io.floe.resources.AdmissionDesk;
 import io.floe.spec.DatasetSpec;
-import io.floe.table.FailureKind;
 import io.floe.tenant.Owner;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -333,7 +333,7 @@ final class ServingDataset extends AbstractBehavior<Command> {
         ScanPlan refused = refreshWaiting;
         refreshWaiting = null;
         refreshLoad = null;
-        Failure why = new Failure(FailureKind.RESOURCE_EXHAUSTED, decided.reason());
+        Failure why = new Failure(ErrorKind.RESOURCE_EXHAUSTED, decided.reason());
         DatasetEntity.LOG.warn(
             "Dataset '{}': refresh refused ({}): {}", dataset.name(), why.kind(), why.message());
         finishRefresh(

@@ -2,10 +2,10 @@ package io.floe.dataset;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.floe.error.ErrorKind;
 import io.floe.resources.NodeResources;
 import io.floe.spec.DatasetLayout;
 import io.floe.spec.DatasetSpec;
-import io.floe.table.FailureKind;
 import io.floe.tenant.Owner;
 import io.floe.tenant.Requester;
 import io.floe.testing.IcebergTestTables;
@@ -120,7 +120,7 @@ class DatasetEntityTest {
         load(DatasetSpec.of("settled", table).withColumns(List.of("id")));
     assertThat(other).isInstanceOf(DatasetEntity.LoadReply.Refused.class);
     assertThat(((DatasetEntity.LoadReply.Refused) other).failure().kind())
-        .isEqualTo(FailureKind.ALREADY_EXISTS);
+        .isEqualTo(ErrorKind.ALREADY_EXISTS);
     drop("settled");
   }
 
@@ -130,7 +130,7 @@ class DatasetEntityTest {
         load(DatasetSpec.of("missing", dir.resolve("no-such-table").toString()));
     assertThat(reply).isInstanceOf(DatasetEntity.LoadReply.Refused.class);
     assertThat(((DatasetEntity.LoadReply.Refused) reply).failure().kind())
-        .isEqualTo(FailureKind.NOT_FOUND);
+        .isEqualTo(ErrorKind.NOT_FOUND);
     assertThat(reply.status().state()).isEqualTo(DatasetState.FAILED);
   }
 
@@ -174,7 +174,7 @@ class DatasetEntityTest {
     DatasetEntity.LoadReply reply = probe.receiveMessage(Duration.ofSeconds(15));
     assertThat(reply).isInstanceOf(DatasetEntity.LoadReply.Refused.class);
     assertThat(((DatasetEntity.LoadReply.Refused) reply).failure().kind())
-        .isEqualTo(FailureKind.DATASET_NOT_FOUND);
+        .isEqualTo(ErrorKind.DATASET_NOT_FOUND);
     assertThat(reply.status().state()).isEqualTo(DatasetState.ABSENT);
   }
 

@@ -2,18 +2,14 @@ package io.floe.gateway;
 
 import io.floe.dataset.DatasetStatus;
 import io.floe.dataset.Failure;
+import io.floe.error.FloeException;
 import io.floe.protocol.ErrorCode;
-import io.floe.protocol.InvalidRequestException;
-import io.floe.spec.InvalidSpecException;
-import io.floe.table.FailureKind;
-import io.floe.table.StorageFailure;
 import io.grpc.StatusRuntimeException;
 import java.util.Optional;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 import org.apache.arrow.flight.FlightRuntimeException;
-import org.apache.arrow.memory.OutOfMemoryException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,25 +31,9 @@ public final class FlightErrors {
     return code.exception(description, cause);
   }
 
+  /** An entity's refusal, or a failure it keeps, with its kind's code. */
   public static RuntimeException of(Failure failure) {
-    return error(code(failure.kind()), failure.message());
-  }
-
-  static ErrorCode code(FailureKind kind) {
-    return switch (kind) {
-      case INVALID_ARGUMENT -> ErrorCode.INVALID_REQUEST;
-      case ALREADY_EXISTS -> ErrorCode.ALREADY_EXISTS;
-      case NOT_FOUND -> ErrorCode.TABLE_NOT_FOUND;
-      case DATASET_NOT_FOUND -> ErrorCode.DATASET_NOT_FOUND;
-      case JOB_NOT_FOUND -> ErrorCode.JOB_NOT_FOUND;
-      case LEASE_NOT_FOUND -> ErrorCode.LEASE_NOT_FOUND;
-      case RESOURCE_EXHAUSTED -> ErrorCode.MEMORY_EXHAUSTED;
-      case STORAGE_ACCESS_DENIED -> ErrorCode.STORAGE_ACCESS_DENIED;
-      case LOCATION_NOT_ALLOWED, NOT_OWNER -> ErrorCode.PERMISSION_DENIED;
-      case STORAGE_UNAVAILABLE -> ErrorCode.STORAGE_UNAVAILABLE;
-      case UNREADABLE_DATA -> ErrorCode.UNREADABLE_DATA;
-      case INTERNAL -> ErrorCode.INTERNAL;
-    };
+    return error(ErrorCode.of(failure.kind()), failure.message());
   }
 
   /**
@@ -67,7 +47,7 @@ public final class FlightErrors {
             ErrorCode.DATASET_NOT_FOUND, "No dataset '" + status.name() + "'; load it first");
       case FAILED:
         return error(
-            code(status.failure().kind()),
+            ErrorCode.of(status.failure().kind()),
             "Dataset '" + status.name() + "' failed to load: " + status.failure().message());
       default:
         return error(
@@ -88,10 +68,10 @@ public final class FlightErrors {
 
   /**
    * Any exception from handling a request, as the Flight error the client should see. Errors made
-   * by {@link #error} pass unchanged; the caller's mistakes ({@link InvalidRequestException} and
-   * {@link InvalidSpecException}: filters, columns, snapshots) are INVALID_REQUEST; storage and
-   * memory failures get their codes; everything else is the node's failure, INTERNAL, and is
-   * logged.
+   * by {@link #error} pass unchanged; a {@link FloeException} gets its kind's code and message (the
+   * kind was chosen where it was thrown); an ask the cluster did not answer in time is
+   * CLUSTER_TIMEOUT; anything else is the node's failure, INTERNAL, and is logged with its stack
+   * trace.
    */
   public static RuntimeException wrap(Throwable error) {
     Throwable cause = error;
@@ -105,19 +85,16 @@ public final class FlightErrors {
     if (cause instanceof StatusRuntimeException grpc) {
       return grpc;
     }
+    if (cause instanceof FloeException floe) {
+      return error(ErrorCode.of(floe.kind()), floe.getMessage(), floe);
+    }
     if (cause instanceof TimeoutException) {
+      // The gateway's own asks (Pekko's AskTimeoutException, a future's get): the cluster's
+      // answer, not a failure of the request.
       return error(
           ErrorCode.CLUSTER_TIMEOUT,
           "The cluster did not answer in time: " + cause.getMessage(),
           cause);
-    }
-    if (cause instanceof InvalidRequestException || cause instanceof InvalidSpecException) {
-      return error(ErrorCode.INVALID_REQUEST, cause.getMessage(), cause);
-    }
-    if (cause instanceof StorageFailure
-        || cause instanceof OutOfMemoryException
-        || cause instanceof OutOfMemoryError) {
-      return of(Failure.of(cause));
     }
     LOG.warn("Failed handling a request", cause);
     return error(ErrorCode.INTERNAL, Failure.of(cause).message(), cause);

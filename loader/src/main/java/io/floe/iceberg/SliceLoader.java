@@ -4,6 +4,8 @@ import io.floe.arrow.ArrowSchemas;
 import io.floe.arrow.BatchCoalescer;
 import io.floe.arrow.BatchPacker;
 import io.floe.arrow.RecordBatchBuilder;
+import io.floe.error.ErrorKind;
+import io.floe.error.FloeException;
 import io.floe.store.AllocatorReaper;
 import io.floe.store.LoadedSlice;
 import io.floe.table.StorageFailures;
@@ -96,6 +98,7 @@ public final class SliceLoader {
   /**
    * @throws io.floe.table.StorageFailure when a data or delete file is missing, refused or cannot
    *     be decoded, naming it
+   * @throws FloeException RESOURCE_EXHAUSTED when the node's Arrow memory cannot hold the slice
    */
   public LoadedSlice load(SliceSpec spec) {
     SliceRecords records = new SliceRecords(tables.io(spec.source()), spec);
@@ -182,7 +185,7 @@ public final class SliceLoader {
    * free and holds of its limit, and by which setting it is raised (Arrow's own text names one
    * buffer and the allocator's total).
    */
-  private OutOfMemoryException memoryFull(OutOfMemoryException arrow) {
+  private FloeException memoryFull(OutOfMemoryException arrow) {
     long held = nodeAllocator.getAllocatedMemory();
     long limit = nodeAllocator.getLimit();
     String message = String.valueOf(arrow.getMessage());
@@ -191,20 +194,19 @@ public final class SliceLoader {
         requested.find()
             ? "needed " + Sizes.exactly(Long.parseLong(requested.group(1))) + " more"
             : "needed more";
-    OutOfMemoryException full =
-        new OutOfMemoryException(
-            String.format(
-                "The node's Arrow memory is full: this slice %s while decoding, and the node has"
-                    + " %s free now, %s of its %s memory limit held"
-                    + " (floe.memory.limit, FLOE_MEMORY_LIMIT) by slices, loads in flight and streams; drop datasets,"
-                    + " load fewer columns or rows, or give the nodes more memory (Arrow: %s)",
-                needed,
-                Sizes.exactly(Math.max(0, limit - held)),
-                Sizes.exactly(held),
-                Sizes.exactly(limit),
-                message));
-    full.initCause(arrow);
-    return full;
+    return new FloeException(
+        ErrorKind.RESOURCE_EXHAUSTED,
+        String.format(
+            "The node's Arrow memory is full: this slice %s while decoding, and the node has"
+                + " %s free now, %s of its %s memory limit held"
+                + " (floe.memory.limit, FLOE_MEMORY_LIMIT) by slices, loads in flight and streams; drop datasets,"
+                + " load fewer columns or rows, or give the nodes more memory (Arrow: %s)",
+            needed,
+            Sizes.exactly(Math.max(0, limit - held)),
+            Sizes.exactly(held),
+            Sizes.exactly(limit),
+            message),
+        arrow);
   }
 
   private static String describe(FileScanTask task) {

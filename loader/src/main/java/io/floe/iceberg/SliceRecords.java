@@ -1,8 +1,8 @@
 package io.floe.iceberg;
 
 import io.floe.arrow.ArrowSchemas;
+import io.floe.error.FloeException;
 import io.floe.filter.RowPredicate;
-import io.floe.table.StorageFailure;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -124,7 +124,7 @@ public final class SliceRecords {
     try {
       return Optional.of(
           NativeTaskReader.read(io, run, requested, served, nameMappingJson, batchRows, allocator));
-    } catch (OutOfMemoryException | StorageFailure e) {
+    } catch (OutOfMemoryException | FloeException e) {
       throw e;
     } catch (RuntimeException e) {
       // The C data import wraps what it meets (IllegalArgumentException): a full node is full

@@ -1,5 +1,6 @@
 package io.floe.table;
 
+import io.floe.error.ErrorKind;
 import io.floe.util.Excerpt;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,13 +38,13 @@ public class FloeFileIO extends ResolvingFileIO {
       List.of("s3", "s3a", "s3n", "gs", "abfs", "abfss", "wasb", "wasbs", "file");
 
   /**
-   * @throws StorageFailure UNSUPPORTED_LOCATION for any scheme but {@link #SCHEMES}
+   * @throws StorageFailure INVALID_ARGUMENT for any scheme but {@link #SCHEMES}
    */
   public static void checkScheme(String location) {
     String scheme = scheme(location);
     if (scheme != null && !SCHEMES.contains(scheme.toLowerCase(Locale.ROOT))) {
       throw new StorageFailure(
-          StorageFailure.Reason.UNSUPPORTED_LOCATION,
+          ErrorKind.INVALID_ARGUMENT,
           String.format(
               "Unsupported location '%s': Floe reads %s and local paths",
               Excerpt.location(location),

@@ -1,5 +1,6 @@
 package io.floe.table;
 
+import io.floe.error.ErrorKind;
 import io.floe.util.Excerpt;
 import java.util.Arrays;
 import java.util.List;
@@ -70,7 +71,7 @@ public final class LocationPolicy {
         };
     if (why != null) {
       throw new StorageFailure(
-          StorageFailure.Reason.LOCATION_NOT_ALLOWED,
+          ErrorKind.LOCATION_NOT_ALLOWED,
           String.format(
               "Location '%s' %s (%s); an operator sets them in floe.security.allowed-locations"
                   + " (FLOE_ALLOWED_LOCATIONS)",

@@ -1,37 +1,21 @@
 package io.floe.table;
 
+import io.floe.error.ErrorKind;
+import io.floe.error.FloeException;
+
 /**
  * A table or one of its files could not be read, for a reason the user can act on; the message
  * names the store and the location or catalog. Built by {@link StorageFailures} from the storage
- * SDKs' and catalogs' exceptions.
+ * SDKs' and catalogs' exceptions, where the store's refusal is classified: {@link
+ * ErrorKind#STORAGE_ACCESS_DENIED}, {@link ErrorKind#NOT_FOUND}, {@link
+ * ErrorKind#STORAGE_UNAVAILABLE}, {@link ErrorKind#LOCATION_NOT_ALLOWED} ({@link LocationPolicy}),
+ * {@link ErrorKind#INVALID_ARGUMENT} (a scheme Floe does not read, a catalog that is not
+ * configured) or {@link ErrorKind#UNREADABLE_DATA}.
  */
-public final class StorageFailure extends RuntimeException {
+public final class StorageFailure extends FloeException {
   private static final long serialVersionUID = 1L;
 
-  /** Why, in the terms clients act on. */
-  public enum Reason {
-    /** The store or catalog refused the node's credentials, or the node has none. */
-    ACCESS_DENIED,
-    /** No such bucket, container, object, file, namespace or table. */
-    NOT_FOUND,
-    /** The store or catalog could not be reached or answered with a server error. */
-    UNAVAILABLE,
-    /** A location outside the prefixes the node's operator allows (LocationPolicy). */
-    LOCATION_NOT_ALLOWED,
-    /** A location whose scheme Floe does not read, or a catalog that is not configured. */
-    UNSUPPORTED_LOCATION,
-    /** A metadata, manifest or data file that exists but cannot be decoded. */
-    UNREADABLE
-  }
-
-  private final Reason reason;
-
-  public StorageFailure(Reason reason, String message, Throwable cause) {
-    super(message, cause);
-    this.reason = reason;
-  }
-
-  public Reason reason() {
-    return reason;
+  public StorageFailure(ErrorKind kind, String message, Throwable cause) {
+    super(kind, message, cause);
   }
 }

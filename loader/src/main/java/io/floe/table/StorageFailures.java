@@ -1,5 +1,7 @@
 package io.floe.table;
 
+import io.floe.error.ErrorKind;
+import io.floe.error.FloeException;
 import io.floe.util.Excerpt;
 import java.io.FileNotFoundException;
 import java.io.IOException;
@@ -40,10 +42,10 @@ public final class StorageFailures {
    * {@code error} itself when it is not about storage.
    */
   public static RuntimeException translate(Throwable error, String what) {
-    if (error instanceof StorageFailure failure) {
-      return failure;
+    if (error instanceof FloeException known) {
+      return known;
     }
-    StorageFailure failure = classify(error, what, false);
+    FloeException failure = classify(error, what, false);
     if (failure != null) {
       return failure;
     }
@@ -57,20 +59,20 @@ public final class StorageFailures {
    * error) is also one: for the places where every byte read belongs to one known file.
    */
   public static RuntimeException translateReading(Throwable error, String what) {
-    if (error instanceof StorageFailure failure) {
-      return failure;
+    if (error instanceof FloeException known) {
+      return known;
     }
-    StorageFailure failure = classify(error, what, true);
+    FloeException failure = classify(error, what, true);
     if (failure != null) {
       return failure;
     }
     return error instanceof RuntimeException runtime ? runtime : new RuntimeException(error);
   }
 
-  private static StorageFailure classify(Throwable error, String what, boolean decoding) {
+  private static FloeException classify(Throwable error, String what, boolean decoding) {
     for (Throwable t = error; t != null; t = t.getCause()) {
-      if (t instanceof StorageFailure failure) {
-        return failure;
+      if (t instanceof FloeException known) {
+        return known; // classified where it was thrown, e.g. by FloeFileIO inside Iceberg's reads
       }
       StorageFailure found = aws(t, what);
       if (found == null) {
@@ -92,15 +94,13 @@ public final class StorageFailures {
     if (isConnectionFailure(error)) {
       // A catalog client (Hive's Thrift, Nessie's HTTP, JDBC) that says so only in its messages.
       return new StorageFailure(
-          StorageFailure.Reason.UNAVAILABLE,
-          "Cannot reach " + what + ": " + rootMessage(error),
-          error);
+          ErrorKind.STORAGE_UNAVAILABLE, "Cannot reach " + what + ": " + rootMessage(error), error);
     }
     if (decoding && isDecodingFailure(error)) {
       // The decoder's own message may quote the file: only the node's log has it.
       LOG.debug("Cannot decode {}", what, error);
       return new StorageFailure(
-          StorageFailure.Reason.UNREADABLE,
+          ErrorKind.UNREADABLE_DATA,
           "Cannot decode " + what + ": " + UndecodableReason.of(error),
           error);
     }
@@ -114,7 +114,7 @@ public final class StorageFailures {
       String detail = "(" + status + (code == null ? "" : " " + code) + ")";
       if (status == 403 || status == 401) {
         return new StorageFailure(
-            StorageFailure.Reason.ACCESS_DENIED,
+            ErrorKind.STORAGE_ACCESS_DENIED,
             "S3 refused the node's credentials "
                 + detail
                 + " for "
@@ -126,13 +126,13 @@ public final class StorageFailures {
       if (status == 404 || "NoSuchBucket".equals(code) || "NoSuchKey".equals(code)) {
         String bucket = "NoSuchBucket".equals(code) ? "no such bucket" : "no such bucket or object";
         return new StorageFailure(
-            StorageFailure.Reason.NOT_FOUND,
+            ErrorKind.NOT_FOUND,
             "Not found in S3 " + detail + ": " + what + " (" + bucket + ")",
             t);
       }
       if (status == 301 || "PermanentRedirect".equals(code)) {
         return new StorageFailure(
-            StorageFailure.Reason.UNSUPPORTED_LOCATION,
+            ErrorKind.INVALID_ARGUMENT,
             "S3 answered that the bucket of "
                 + what
                 + " is in another region "
@@ -142,7 +142,7 @@ public final class StorageFailures {
       }
       if (status >= 500) {
         return new StorageFailure(
-            StorageFailure.Reason.UNAVAILABLE,
+            ErrorKind.STORAGE_UNAVAILABLE,
             "S3 failed " + detail + " reading " + what + ": " + aws.getMessage(),
             t);
       }
@@ -151,7 +151,7 @@ public final class StorageFailures {
       String message = String.valueOf(client.getMessage());
       if (message.contains("Unable to load credentials")) {
         return new StorageFailure(
-            StorageFailure.Reason.ACCESS_DENIED,
+            ErrorKind.STORAGE_ACCESS_DENIED,
             "No AWS credentials for "
                 + what
                 + ": none configured (floe.storage.s3.access-key/secret-key) and none found by"
@@ -162,13 +162,13 @@ public final class StorageFailures {
       }
       if (message.contains("Unable to load region")) {
         return new StorageFailure(
-            StorageFailure.Reason.UNSUPPORTED_LOCATION,
+            ErrorKind.INVALID_ARGUMENT,
             "No AWS region for " + what + ": set client.region or AWS_REGION",
             t);
       }
       if (isConnectionFailure(client)) {
         return new StorageFailure(
-            StorageFailure.Reason.UNAVAILABLE,
+            ErrorKind.STORAGE_UNAVAILABLE,
             "Cannot reach S3 for " + what + ": " + rootMessage(client),
             t);
       }
@@ -179,23 +179,23 @@ public final class StorageFailures {
   private static StorageFailure catalog(Throwable t, String what) {
     if (t instanceof NotAuthorizedException || t instanceof ForbiddenException) {
       return new StorageFailure(
-          StorageFailure.Reason.ACCESS_DENIED,
+          ErrorKind.STORAGE_ACCESS_DENIED,
           "The catalog refused the node's credentials for " + what + ": " + t.getMessage(),
           t);
     }
     if (t instanceof NoSuchTableException || t instanceof NoSuchNamespaceException) {
       return new StorageFailure(
-          StorageFailure.Reason.NOT_FOUND, "Not found: " + what + " (" + naming(t) + ")", t);
+          ErrorKind.NOT_FOUND, "Not found: " + what + " (" + naming(t) + ")", t);
     }
     if (t instanceof ServiceUnavailableException || t instanceof ServiceFailureException) {
       return new StorageFailure(
-          StorageFailure.Reason.UNAVAILABLE,
+          ErrorKind.STORAGE_UNAVAILABLE,
           "The catalog failed for " + what + ": " + t.getMessage(),
           t);
     }
     if (t instanceof RESTException && isConnectionFailure(t)) {
       return new StorageFailure(
-          StorageFailure.Reason.UNAVAILABLE,
+          ErrorKind.STORAGE_UNAVAILABLE,
           "Cannot reach the catalog for " + what + ": " + rootMessage(t),
           t);
     }
@@ -223,14 +223,14 @@ public final class StorageFailures {
     if (status == null || status <= 0) {
       return isConnectionFailure(t)
           ? new StorageFailure(
-              StorageFailure.Reason.UNAVAILABLE,
+              ErrorKind.STORAGE_UNAVAILABLE,
               "Cannot reach " + store + " for " + what + ": " + rootMessage(t),
               t)
           : null;
     }
     if (status == 401 || status == 403) {
       return new StorageFailure(
-          StorageFailure.Reason.ACCESS_DENIED,
+          ErrorKind.STORAGE_ACCESS_DENIED,
           store
               + " refused the node's credentials ("
               + status
@@ -242,13 +242,13 @@ public final class StorageFailures {
     }
     if (status == 404) {
       return new StorageFailure(
-          StorageFailure.Reason.NOT_FOUND,
+          ErrorKind.NOT_FOUND,
           "Not found in " + store + " (404): " + what + " (no such bucket, container or object)",
           t);
     }
     if (status >= 500) {
       return new StorageFailure(
-          StorageFailure.Reason.UNAVAILABLE,
+          ErrorKind.STORAGE_UNAVAILABLE,
           store + " failed (" + status + ") for " + what + ": " + firstLine(t.getMessage()),
           t);
     }
@@ -260,15 +260,15 @@ public final class StorageFailures {
         || t instanceof FileNotFoundException
         || t instanceof NoSuchFileException) {
       return new StorageFailure(
-          StorageFailure.Reason.NOT_FOUND, "Not found: " + what + " (" + naming(t) + ")", t);
+          ErrorKind.NOT_FOUND, "Not found: " + what + " (" + naming(t) + ")", t);
     }
     if (t instanceof AccessDeniedException) {
       return new StorageFailure(
-          StorageFailure.Reason.ACCESS_DENIED, "Access denied to " + what + ": " + naming(t), t);
+          ErrorKind.STORAGE_ACCESS_DENIED, "Access denied to " + what + ": " + naming(t), t);
     }
     if (t instanceof ConnectException || t instanceof UnknownHostException) {
       return new StorageFailure(
-          StorageFailure.Reason.UNAVAILABLE, "Cannot reach the store of " + what + ": " + t, t);
+          ErrorKind.STORAGE_UNAVAILABLE, "Cannot reach the store of " + what + ": " + t, t);
     }
     return null;
   }

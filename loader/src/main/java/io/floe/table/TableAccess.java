@@ -1,5 +1,7 @@
 package io.floe.table;
 
+import io.floe.error.ErrorKind;
+import io.floe.error.FloeException;
 import io.floe.spec.InvalidSpecException;
 import io.floe.spec.TableSource;
 import io.floe.util.Excerpt;
@@ -85,8 +87,8 @@ public final class TableAccess implements AutoCloseable {
    * {@code lake} when one is configured under that name, and anything else is a location.
    *
    * @throws InvalidSpecException for an empty table name
-   * @throws StorageFailure UNSUPPORTED_LOCATION for {@code x.db.table} whose catalog {@code x} is
-   *     not configured (and no local path of that name exists), naming the configured ones
+   * @throws StorageFailure INVALID_ARGUMENT for {@code x.db.table} whose catalog {@code x} is not
+   *     configured (and no local path of that name exists), naming the configured ones
    */
   public TableSource resolve(String table, String catalog) {
     if (table == null || table.isBlank()) {
@@ -216,7 +218,7 @@ public final class TableAccess implements AutoCloseable {
       return catalog;
     } catch (RuntimeException e) {
       RuntimeException translated = StorageFailures.translate(e, "catalog '" + name + "'");
-      if (translated instanceof StorageFailure) {
+      if (translated instanceof FloeException) {
         throw translated;
       }
       throw new IllegalArgumentException(
@@ -227,7 +229,7 @@ public final class TableAccess implements AutoCloseable {
   private void requireCatalog(String name, String forTable) {
     if (!catalogSettings.names().contains(name)) {
       throw new StorageFailure(
-          StorageFailure.Reason.UNSUPPORTED_LOCATION,
+          ErrorKind.INVALID_ARGUMENT,
           String.format(
               "No catalog '%s' for table '%s'; configured catalogs: %s (floe.catalogs or"
                   + " FLOE_CATALOG__<NAME>__TYPE)",
@@ -248,7 +250,7 @@ public final class TableAccess implements AutoCloseable {
     try {
       if (!locationIO.newInputFile(metadata).exists()) {
         throw new StorageFailure(
-            StorageFailure.Reason.NOT_FOUND,
+            ErrorKind.NOT_FOUND,
             "No Iceberg table metadata at '" + Excerpt.location(metadata) + "'",
             null);
       }
@@ -268,7 +270,7 @@ public final class TableAccess implements AutoCloseable {
       InputFile hint = locationIO.newInputFile(hintLocation);
       if (!hint.exists()) {
         throw new StorageFailure(
-            StorageFailure.Reason.NOT_FOUND,
+            ErrorKind.NOT_FOUND,
             String.format(
                 "No Iceberg table at '%s': expected a *.metadata.json location or a table"
                     + " directory with %s (tables in a catalog have no version hint: name them"

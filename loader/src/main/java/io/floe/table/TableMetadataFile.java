@@ -2,6 +2,7 @@ package io.floe.table;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.floe.error.ErrorKind;
 import io.floe.util.Excerpt;
 import java.io.IOException;
 import java.io.InputStream;
@@ -68,7 +69,7 @@ final class TableMetadataFile {
   private static StorageFailure unreadable(String location, String what, Exception cause) {
     LOG.debug("Table metadata '{}' {}", Excerpt.location(location), what, cause);
     return new StorageFailure(
-        StorageFailure.Reason.UNREADABLE,
+        ErrorKind.UNREADABLE_DATA,
         "Table metadata '" + Excerpt.location(location) + "' " + what,
         cause);
   }

@@ -3,6 +3,7 @@ package io.floe.filter;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.floe.spec.InvalidSpecException;
 import org.apache.iceberg.expressions.Expression;
 import org.apache.iceberg.expressions.ExpressionParser;
 import org.apache.iceberg.expressions.Expressions;
@@ -47,7 +48,7 @@ class FilterBindingTest {
   void badFiltersNameTheColumnItsTypeAndTheValue(String filter, String names, String expects) {
     assertThatThrownBy(() -> bind(filter))
         .isInstanceOf(InvalidFilterException.class)
-        .isInstanceOf(IllegalArgumentException.class)
+        .isInstanceOf(InvalidSpecException.class)
         .hasMessageContaining(names)
         .hasMessageContaining(expects)
         .hasMessageContaining("\"" + filter + "\"");

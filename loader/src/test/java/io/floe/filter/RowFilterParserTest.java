@@ -5,6 +5,7 @@ import static org.apache.iceberg.types.Types.NestedField.required;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.floe.spec.InvalidSpecException;
 import java.math.BigDecimal;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
@@ -321,7 +322,7 @@ class RowFilterParserTest {
   void errorMessageNamesPositionProblemAndExpectationAndQuotesTheFilter() {
     assertThatThrownBy(() -> RowFilterParser.parse("rating >= "))
         .isInstanceOf(RowFilterSyntaxException.class)
-        .isInstanceOf(IllegalArgumentException.class)
+        .isInstanceOf(InvalidSpecException.class)
         .hasMessage(
             "Invalid row filter at position 11: expected a value after '>=' but found end of"
                 + " input in \"rating >= \"");

@@ -3,10 +3,11 @@ package io.floe.iceberg;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
+import io.floe.error.ErrorKind;
+import io.floe.error.FloeException;
 import io.floe.spec.DatasetSpec;
 import io.floe.spec.InvalidSpecException;
 import io.floe.store.AllocatorReaper;
-import io.floe.table.FailureKind;
 import io.floe.table.StorageSettings;
 import io.floe.table.TableAccess;
 import io.floe.testing.IcebergTestTables;
@@ -80,7 +81,7 @@ class FailureBlameTest {
     Throwable failure = catchThrowable(() -> loader.load(broken));
 
     assertThat(failure).isNotNull().isNotInstanceOf(InvalidSpecException.class);
-    assertThat(FailureKind.of(failure)).isEqualTo(FailureKind.INTERNAL);
+    assertThat(FloeException.kindOf(failure)).isEqualTo(ErrorKind.INTERNAL);
   }
 
   @Test
@@ -90,12 +91,13 @@ class FailureBlameTest {
       SliceLoader loader = new SliceLoader(small, tables, new AllocatorReaper(), true);
       Throwable failure = catchThrowable(() -> loader.load(slice));
       assertThat(failure)
-          .isInstanceOf(OutOfMemoryException.class)
+          .isInstanceOf(FloeException.class)
+          .hasCauseInstanceOf(OutOfMemoryException.class)
           .hasMessageStartingWith("The node's Arrow memory is full: ")
           .hasMessageContaining("this slice needed 1.0 KiB (1,024 bytes) more while decoding")
           .hasMessageContaining("of its 64.0 KiB (65,536 bytes) memory limit held")
           .hasMessageContaining("FLOE_MEMORY_LIMIT");
-      assertThat(FailureKind.of(failure)).isEqualTo(FailureKind.RESOURCE_EXHAUSTED);
+      assertThat(FloeException.kindOf(failure)).isEqualTo(ErrorKind.RESOURCE_EXHAUSTED);
       assertThat(small.getAllocatedMemory()).isZero();
     }
   }
@@ -103,13 +105,13 @@ class FailureBlameTest {
   @Test
   void argumentErrorsFromInsideIcebergAreTheNodesFailure() {
     assertThat(
-            FailureKind.of(
+            FloeException.kindOf(
                 new IllegalArgumentException(
                     "Cannot explicitly project List or Map types, 3:emb of type list<float> was"
                         + " selected")))
-        .isEqualTo(FailureKind.INTERNAL);
-    assertThat(FailureKind.of(new ValidationException("Cannot find field 'x'")))
-        .isEqualTo(FailureKind.INTERNAL);
+        .isEqualTo(ErrorKind.INTERNAL);
+    assertThat(FloeException.kindOf(new ValidationException("Cannot find field 'x'")))
+        .isEqualTo(ErrorKind.INTERNAL);
   }
 
   @Test
@@ -124,9 +126,9 @@ class FailureBlameTest {
             DatasetSpec.of("t", table.metadataLocation()).withColumns(List.of("id")).asOf(1L))) {
       Throwable failure = catchThrowable(() -> reads.plan(spec));
       assertThat(failure).as(spec.toString()).isInstanceOf(InvalidSpecException.class);
-      assertThat(FailureKind.of(failure))
+      assertThat(FloeException.kindOf(failure))
           .as(spec.toString())
-          .isEqualTo(FailureKind.INVALID_ARGUMENT);
+          .isEqualTo(ErrorKind.INVALID_ARGUMENT);
     }
     assertThat(
             catchThrowable(

@@ -4,6 +4,8 @@ import static io.floe.testing.RecordAssertions.assertSameRows;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
+import io.floe.error.ErrorKind;
+import io.floe.error.FloeException;
 import io.floe.spec.DatasetSpec;
 import io.floe.store.AllocatorReaper;
 import io.floe.table.StorageSettings;
@@ -172,8 +174,10 @@ class NativeLoadingTest {
       Throwable failure = catchThrowable(() -> loader.load(slice));
 
       assertThat(failure)
-          .isInstanceOf(OutOfMemoryException.class)
+          .isInstanceOf(FloeException.class)
+          .hasCauseInstanceOf(OutOfMemoryException.class)
           .hasMessageStartingWith("The node's Arrow memory is full: ");
+      assertThat(((FloeException) failure).kind()).isEqualTo(ErrorKind.RESOURCE_EXHAUSTED);
       // The native reader met the limit, and no other reader was tried after it.
       assertThat(failure.getCause().getStackTrace())
           .anyMatch(frame -> frame.getClassName().equals(NativeTaskReader.class.getName()))

@@ -6,8 +6,9 @@ import static io.floe.testing.RecordAssertions.assertSameRows;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.floe.error.ErrorKind;
+import io.floe.error.FloeException;
 import io.floe.spec.DatasetSpec;
-import io.floe.table.FailureKind;
 import io.floe.table.StorageSettings;
 import io.floe.table.TableAccess;
 import io.floe.testing.IcebergTestTables;
@@ -90,18 +91,18 @@ class S3TableLoadingTest {
       try (TableAccess wrong = new TableAccess(settings(s3, "not-the-secret"))) {
         assertThatThrownBy(() -> wrong.open(wrong.resolve(metadata, null)))
             .satisfies(
-                e -> assertThat(FailureKind.of(e)).isEqualTo(FailureKind.STORAGE_ACCESS_DENIED))
+                e -> assertThat(FloeException.kindOf(e)).isEqualTo(ErrorKind.STORAGE_ACCESS_DENIED))
             .hasMessageContaining("S3 refused the node's credentials")
             .hasMessageContaining(metadata);
       }
       try (TableAccess tables = new TableAccess(settings(s3, s3.secretKey()))) {
         String missingObject = s3.uri("warehouse/db/nothing/metadata/v1.metadata.json");
         assertThatThrownBy(() -> tables.open(tables.resolve(missingObject, null)))
-            .satisfies(e -> assertThat(FailureKind.of(e)).isEqualTo(FailureKind.NOT_FOUND))
+            .satisfies(e -> assertThat(FloeException.kindOf(e)).isEqualTo(ErrorKind.NOT_FOUND))
             .hasMessageContaining(missingObject);
         String missingBucket = "s3://no-such-bucket-here/t/metadata/v1.metadata.json";
         assertThatThrownBy(() -> tables.open(tables.resolve(missingBucket, null)))
-            .satisfies(e -> assertThat(FailureKind.of(e)).isEqualTo(FailureKind.NOT_FOUND))
+            .satisfies(e -> assertThat(FloeException.kindOf(e)).isEqualTo(ErrorKind.NOT_FOUND))
             .hasMessageContaining("no-such-bucket-here");
       }
     }

@@ -7,6 +7,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.typesafe.config.ConfigFactory;
+import io.floe.error.ErrorKind;
+import io.floe.error.FloeException;
 import io.floe.iceberg.SliceReads;
 import io.floe.spec.DatasetSpec;
 import io.floe.spec.TableSource;
@@ -62,11 +64,12 @@ class CatalogTablesTest {
             .isEqualTo(new TableSource.InCatalog("s3-test", "db.events"));
 
         assertThatThrownBy(() -> reads.plan(DatasetSpec.of("e", "s3-test.db.missing")))
-            .satisfies(e -> assertThat(FailureKind.of(e)).isEqualTo(FailureKind.NOT_FOUND))
+            .satisfies(e -> assertThat(FloeException.kindOf(e)).isEqualTo(ErrorKind.NOT_FOUND))
             .hasMessageContaining("db.missing")
             .hasMessageContaining("catalog 's3-test'");
         assertThatThrownBy(() -> reads.plan(DatasetSpec.inCatalog("e", "nope", "db.events")))
-            .satisfies(e -> assertThat(FailureKind.of(e)).isEqualTo(FailureKind.INVALID_ARGUMENT))
+            .satisfies(
+                e -> assertThat(FloeException.kindOf(e)).isEqualTo(ErrorKind.INVALID_ARGUMENT))
             .hasMessageContaining("No catalog 'nope'")
             .hasMessageContaining("configured catalogs: s3-test");
       }
@@ -123,7 +126,7 @@ class CatalogTablesTest {
       for (String table : new String[] {"hms.db.t", "nes.db.t"}) {
         assertThatThrownBy(() -> tables.open(tables.resolve(table, null)))
             .satisfies(
-                e -> assertThat(FailureKind.of(e)).isEqualTo(FailureKind.STORAGE_UNAVAILABLE))
+                e -> assertThat(FloeException.kindOf(e)).isEqualTo(ErrorKind.STORAGE_UNAVAILABLE))
             .hasMessageContaining("catalog '" + table.substring(0, 3) + "'");
       }
     }
@@ -181,7 +184,7 @@ class CatalogTablesTest {
             .build();
     try (TableAccess tables = new TableAccess(StorageSettings.defaults(), catalogs)) {
       assertThatThrownBy(() -> tables.resolve("other.db.nosuch", null))
-          .satisfies(e -> assertThat(FailureKind.of(e)).isEqualTo(FailureKind.INVALID_ARGUMENT))
+          .satisfies(e -> assertThat(FloeException.kindOf(e)).isEqualTo(ErrorKind.INVALID_ARGUMENT))
           .hasMessageContaining("No catalog 'other' for table 'other.db.nosuch'")
           .hasMessageContaining("configured catalogs: hl");
       // Two words are a file name as often as a table: db.table stays a location.
@@ -195,7 +198,8 @@ class CatalogTablesTest {
       for (String location :
           new String[] {"http://127.0.0.1:1/t", "hdfs://nn/t", "ftp://x/t", "unknownscheme://x"}) {
         assertThatThrownBy(() -> tables.open(tables.resolve(location, null)))
-            .satisfies(e -> assertThat(FailureKind.of(e)).isEqualTo(FailureKind.INVALID_ARGUMENT))
+            .satisfies(
+                e -> assertThat(FloeException.kindOf(e)).isEqualTo(ErrorKind.INVALID_ARGUMENT))
             .hasMessageContaining("Unsupported location '" + location)
             .hasMessageContaining("s3://, s3a://, s3n://, gs://, abfs://");
       }

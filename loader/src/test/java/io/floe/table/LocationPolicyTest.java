@@ -3,6 +3,7 @@ package io.floe.table;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.floe.error.ErrorKind;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -115,7 +116,7 @@ class LocationPolicyTest {
         .isInstanceOfSatisfying(
             StorageFailure.class,
             e -> {
-              assertThat(e.reason()).isEqualTo(StorageFailure.Reason.LOCATION_NOT_ALLOWED);
+              assertThat(e.kind()).isEqualTo(ErrorKind.LOCATION_NOT_ALLOWED);
               assertThat(e.getMessage())
                   .contains(io.floe.util.Excerpt.of(asked))
                   .contains("symbolic link")
@@ -141,7 +142,7 @@ class LocationPolicyTest {
         .isInstanceOfSatisfying(
             StorageFailure.class,
             e -> {
-              assertThat(e.reason()).isEqualTo(StorageFailure.Reason.LOCATION_NOT_ALLOWED);
+              assertThat(e.kind()).isEqualTo(ErrorKind.LOCATION_NOT_ALLOWED);
               assertThat(e.getMessage())
                   .contains("/etc/passwd")
                   .contains("s3://lake/warehouse/")

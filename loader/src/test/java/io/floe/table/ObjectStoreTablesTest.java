@@ -6,6 +6,8 @@ import static io.floe.testing.RecordAssertions.assertSameRows;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.floe.error.ErrorKind;
+import io.floe.error.FloeException;
 import io.floe.iceberg.SliceReads;
 import io.floe.spec.DatasetSpec;
 import io.floe.testing.AzuriteServer;
@@ -71,7 +73,7 @@ class ObjectStoreTablesTest {
             sortedById(readAllGeneric(table.table())));
         String missing = gcs.uri("warehouse/db/none/metadata/v1.metadata.json");
         assertThatThrownBy(() -> tables.open(tables.resolve(missing, null)))
-            .satisfies(e -> assertThat(FailureKind.of(e)).isEqualTo(FailureKind.NOT_FOUND))
+            .satisfies(e -> assertThat(FloeException.kindOf(e)).isEqualTo(ErrorKind.NOT_FOUND))
             .hasMessageContaining(missing);
       }
       assertThat(allocator.getAllocatedMemory()).isZero();
@@ -103,7 +105,7 @@ class ObjectStoreTablesTest {
       try (TableAccess wrong = new TableAccess(storage(azure.fileIOProperties(wrongKey)))) {
         assertThatThrownBy(() -> wrong.open(wrong.resolve(table.metadataLocation(), null)))
             .satisfies(
-                e -> assertThat(FailureKind.of(e)).isEqualTo(FailureKind.STORAGE_ACCESS_DENIED))
+                e -> assertThat(FloeException.kindOf(e)).isEqualTo(ErrorKind.STORAGE_ACCESS_DENIED))
             .hasMessageContaining("Azure Storage refused the node's credentials")
             .hasMessageContaining(table.metadataLocation());
       }

@@ -3,6 +3,8 @@ package io.floe.table;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.floe.error.ErrorKind;
+import io.floe.error.FloeException;
 import io.floe.iceberg.SliceReads;
 import io.floe.spec.DatasetSpec;
 import io.floe.testing.IcebergTestTables;
@@ -70,7 +72,7 @@ class UnreadableFilesTest {
     damage(file.location());
 
     assertThatThrownBy(() -> reads.readAll(spec()))
-        .satisfies(e -> assertThat(FailureKind.of(e)).isEqualTo(FailureKind.UNREADABLE_DATA))
+        .satisfies(e -> assertThat(FloeException.kindOf(e)).isEqualTo(ErrorKind.UNREADABLE_DATA))
         .hasMessageContaining("Cannot decode data file '" + file.location() + "'");
   }
 
@@ -80,7 +82,7 @@ class UnreadableFilesTest {
     Files.delete(local(file.location()));
 
     assertThatThrownBy(() -> reads.readAll(spec()))
-        .satisfies(e -> assertThat(FailureKind.of(e)).isEqualTo(FailureKind.NOT_FOUND))
+        .satisfies(e -> assertThat(FloeException.kindOf(e)).isEqualTo(ErrorKind.NOT_FOUND))
         .hasMessageContaining(file.location());
   }
 
@@ -90,7 +92,7 @@ class UnreadableFilesTest {
     damage(manifest.path());
 
     assertThatThrownBy(() -> reads.plan(spec()))
-        .satisfies(e -> assertThat(FailureKind.of(e)).isEqualTo(FailureKind.UNREADABLE_DATA))
+        .satisfies(e -> assertThat(FloeException.kindOf(e)).isEqualTo(ErrorKind.UNREADABLE_DATA))
         .hasMessageContaining("manifest '" + manifest.path() + "'");
   }
 
@@ -100,7 +102,7 @@ class UnreadableFilesTest {
     damage(metadata);
 
     assertThatThrownBy(() -> tables.open(tables.resolve(metadata, null)))
-        .satisfies(e -> assertThat(FailureKind.of(e)).isEqualTo(FailureKind.UNREADABLE_DATA))
+        .satisfies(e -> assertThat(FloeException.kindOf(e)).isEqualTo(ErrorKind.UNREADABLE_DATA))
         .hasMessageContaining("Cannot decode table metadata '")
         .hasMessageContaining(local(metadata).toString());
   }

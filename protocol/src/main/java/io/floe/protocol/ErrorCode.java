@@ -2,6 +2,8 @@ package io.floe.protocol;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.floe.error.ErrorKind;
+import io.floe.error.FloeException;
 import io.floe.util.Excerpt;
 import io.grpc.Metadata;
 import io.grpc.StatusRuntimeException;
@@ -17,6 +19,10 @@ import org.apache.arrow.flight.FlightRuntimeException;
  * {@code FlightError.extra_info}) as {@code {"code": "DATASET_NOT_READY"}}, chosen where the error
  * is raised; clients decide what to do from the code alone, never from the message, which is for
  * people and may be reworded. The transport status goes with it for clients that know no codes.
+ *
+ * <p>A failure found below the gateway carries an {@link ErrorKind} ({@link FloeException}); {@link
+ * #of(ErrorKind)} is its code on the wire. The other codes belong to the gateway itself (tickets,
+ * readiness, a node's life, streams).
  *
  * <p>{@link #retryable()}: whether trying again (after planning again, with a back-off) can succeed
  * without the caller changing anything. The transport's own failures (connection lost, node gone)
@@ -178,6 +184,24 @@ public enum ErrorCode {
       case CANCELLED -> CallStatus.CANCELLED;
       case UNIMPLEMENTED -> CallStatus.UNIMPLEMENTED;
       case INTERNAL, FAILED_PRECONDITION -> CallStatus.INTERNAL;
+    };
+  }
+
+  /** The code a failure of {@code kind} is sent with; of the same {@link #retryable()}. */
+  public static ErrorCode of(ErrorKind kind) {
+    return switch (kind) {
+      case INVALID_ARGUMENT -> INVALID_REQUEST;
+      case ALREADY_EXISTS -> ALREADY_EXISTS;
+      case NOT_FOUND -> TABLE_NOT_FOUND;
+      case DATASET_NOT_FOUND -> DATASET_NOT_FOUND;
+      case JOB_NOT_FOUND -> JOB_NOT_FOUND;
+      case LEASE_NOT_FOUND -> LEASE_NOT_FOUND;
+      case LOCATION_NOT_ALLOWED, NOT_OWNER -> PERMISSION_DENIED;
+      case STORAGE_ACCESS_DENIED -> STORAGE_ACCESS_DENIED;
+      case STORAGE_UNAVAILABLE -> STORAGE_UNAVAILABLE;
+      case UNREADABLE_DATA -> UNREADABLE_DATA;
+      case RESOURCE_EXHAUSTED -> MEMORY_EXHAUSTED;
+      case INTERNAL -> INTERNAL;
     };
   }
 

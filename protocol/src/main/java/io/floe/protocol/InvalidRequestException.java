@@ -1,19 +1,22 @@
 package io.floe.protocol;
 
+import io.floe.error.ErrorKind;
+import io.floe.error.FloeException;
 import java.util.function.Supplier;
 
 /**
  * A request that is the caller's mistake: malformed, or naming an invalid value, column or filter.
- * The gateway answers it with {@link ErrorCode#INVALID_REQUEST}; any other {@link
- * IllegalArgumentException} that escapes a node is a failure of the node and is answered INTERNAL.
+ * Its kind is {@link ErrorKind#INVALID_ARGUMENT}, sent as {@link ErrorCode#INVALID_REQUEST}; an
+ * {@link IllegalArgumentException} that escapes a node is a failure of the node and is answered
+ * INTERNAL.
  */
-public final class InvalidRequestException extends IllegalArgumentException {
+public final class InvalidRequestException extends FloeException {
   public InvalidRequestException(String message) {
-    super(message);
+    super(ErrorKind.INVALID_ARGUMENT, message);
   }
 
   public InvalidRequestException(String message, Throwable cause) {
-    super(message, cause);
+    super(ErrorKind.INVALID_ARGUMENT, message, cause);
   }
 
   /**

@@ -75,6 +75,22 @@ class ErrorCodeTest {
   }
 
   @Test
+  void thePublishedSchemaListsTheRetryableCodes() throws Exception {
+    JsonNode codes =
+        Json.mapper()
+            .readTree(Path.of("..", "docs", "protocol.schema.json").toFile())
+            .at("/$defs/error_details/x-floe-retryable");
+    List<String> published = new ArrayList<>();
+    codes.forEach(code -> published.add(code.asText()));
+    assertThat(published)
+        .containsExactlyInAnyOrderElementsOf(
+            Arrays.stream(ErrorCode.values())
+                .filter(ErrorCode::retryable)
+                .map(Enum::name)
+                .toList());
+  }
+
+  @Test
   void detailsAreTheCodeAsJson() {
     assertThat(new String(ErrorCode.DATASET_NOT_READY.details()))
         .isEqualTo("{\"code\":\"DATASET_NOT_READY\"}");

@@ -6,10 +6,11 @@ import static io.floe.testing.RecordAssertions.assertSameRows;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.floe.error.ErrorKind;
+import io.floe.error.FloeException;
 import io.floe.iceberg.SliceReads;
 import io.floe.spec.DatasetSpec;
 import io.floe.table.CatalogSettings;
-import io.floe.table.FailureKind;
 import io.floe.table.StorageSettings;
 import io.floe.table.TableAccess;
 import io.floe.testing.IcebergTestTables;
@@ -73,7 +74,7 @@ class RestCatalogTablesTest {
             sortedById(reads.readAll(DatasetSpec.of("e", "lake.db.events"))),
             sortedById(readAllGeneric(table.table())));
         assertThatThrownBy(() -> reads.plan(DatasetSpec.of("e", "lake.db.nothing")))
-            .satisfies(e -> assertThat(FailureKind.of(e)).isEqualTo(FailureKind.NOT_FOUND))
+            .satisfies(e -> assertThat(FloeException.kindOf(e)).isEqualTo(ErrorKind.NOT_FOUND))
             .hasMessageContaining("db.nothing");
       }
       assertThat(allocator.getAllocatedMemory()).isZero();
@@ -91,7 +92,7 @@ class RestCatalogTablesTest {
           SliceReads reads = new SliceReads(tables, allocator, 1)) {
         assertThatThrownBy(() -> reads.readAll(DatasetSpec.of("e", "lake.db.events")))
             .satisfies(
-                e -> assertThat(FailureKind.of(e)).isEqualTo(FailureKind.STORAGE_ACCESS_DENIED))
+                e -> assertThat(FloeException.kindOf(e)).isEqualTo(ErrorKind.STORAGE_ACCESS_DENIED))
             .hasMessageContaining("No AWS credentials");
       }
     }
@@ -106,7 +107,7 @@ class RestCatalogTablesTest {
       try (TableAccess tables = new TableAccess(StorageSettings.defaults(), catalogs)) {
         assertThatThrownBy(() -> tables.open(tables.resolve("lake.db.events", null)))
             .satisfies(
-                e -> assertThat(FailureKind.of(e)).isEqualTo(FailureKind.STORAGE_UNAVAILABLE))
+                e -> assertThat(FloeException.kindOf(e)).isEqualTo(ErrorKind.STORAGE_UNAVAILABLE))
             .hasMessageContaining("catalog 'lake'");
       }
     }

@@ -2,9 +2,9 @@ package io.floe.job.entity;
 
 import io.floe.dataset.DatasetEntity;
 import io.floe.dataset.Failure;
+import io.floe.error.ErrorKind;
 import io.floe.job.JobRecord;
 import io.floe.job.entity.JobEntity.Command;
-import io.floe.table.FailureKind;
 import java.util.List;
 import org.apache.pekko.actor.typed.javadsl.ActorContext;
 import org.apache.pekko.actor.typed.javadsl.StashBuffer;
@@ -100,7 +100,7 @@ final class JobContext {
 
   Failure unknown() {
     return new Failure(
-        FailureKind.JOB_NOT_FOUND, "Unknown job '" + jobId + "': register it first (register_job)");
+        ErrorKind.JOB_NOT_FOUND, "Unknown job '" + jobId + "': register it first (register_job)");
   }
 
   /** An entity without a job leaves, so that asking for unknown ids does not pile them up. */

@@ -3,6 +3,7 @@ package io.floe.job.entity;
 import io.floe.dataset.DatasetEntity;
 import io.floe.dataset.Failure;
 import io.floe.ddata.RecordDirectory;
+import io.floe.error.ErrorKind;
 import io.floe.job.EpochLeases;
 import io.floe.job.EpochProgress;
 import io.floe.job.EpochShape;
@@ -17,7 +18,6 @@ import io.floe.job.entity.JobEntity.Command;
 import io.floe.job.entity.JobEntity.JobReply;
 import io.floe.job.entity.JobEntity.LeaseReply;
 import io.floe.spec.DatasetLayout;
-import io.floe.table.FailureKind;
 import io.floe.tenant.Owner;
 import java.util.ArrayList;
 import java.util.List;
@@ -171,7 +171,7 @@ final class RegisteredJob extends AbstractBehavior<Command> {
           .tell(
               new JobReply.Refused(
                   new Failure(
-                      FailureKind.ALREADY_EXISTS,
+                      ErrorKind.ALREADY_EXISTS,
                       String.format(
                           "Job '%s' is registered with other settings (%s on layout %s); drop it"
                               + " first or use another job id",
@@ -302,7 +302,7 @@ final class RegisteredJob extends AbstractBehavior<Command> {
     java.util.Optional<String> refused = drop.requester().mayNotDropJob(jobId, owner);
     if (refused.isPresent()) {
       LOG.info("Job '{}': drop refused: {}", jobId, refused.get());
-      drop.replyTo().tell(new JobReply.Refused(new Failure(FailureKind.NOT_OWNER, refused.get())));
+      drop.replyTo().tell(new JobReply.Refused(new Failure(ErrorKind.NOT_OWNER, refused.get())));
       return this;
     }
     JobReply last = new JobReply.Found(status(null));
@@ -357,7 +357,7 @@ final class RegisteredJob extends AbstractBehavior<Command> {
   }
 
   private static AckReply notFound(String message) {
-    return new AckReply.Refused(new Failure(FailureKind.LEASE_NOT_FOUND, message));
+    return new AckReply.Refused(new Failure(ErrorKind.LEASE_NOT_FOUND, message));
   }
 
   private Behavior<Command> onAck(JobEntity.Ack ack) {
@@ -404,15 +404,15 @@ final class RegisteredJob extends AbstractBehavior<Command> {
   private Failure checkDynamic(long epoch) {
     if (spec.mode() != JobMode.DYNAMIC) {
       return new Failure(
-          FailureKind.INVALID_ARGUMENT,
+          ErrorKind.INVALID_ARGUMENT,
           "Job '" + jobId + "' is deterministic; leases are for dynamic jobs");
     }
     if (epoch < 0) {
-      return new Failure(FailureKind.INVALID_ARGUMENT, "Invalid epoch: " + epoch);
+      return new Failure(ErrorKind.INVALID_ARGUMENT, "Invalid epoch: " + epoch);
     }
     if (!epochs.isEmpty() && epoch < epochs.firstKey() && epochs.size() >= EPOCHS_KEPT) {
       return new Failure(
-          FailureKind.INVALID_ARGUMENT,
+          ErrorKind.INVALID_ARGUMENT,
           String.format(
               "Epoch %d of job '%s' is too old; it keeps epochs %d and later",
               epoch, jobId, epochs.firstKey()));

@@ -3,13 +3,13 @@ package io.floe.job.entity;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.floe.dataset.DatasetEntity;
+import io.floe.error.ErrorKind;
 import io.floe.job.JobMode;
 import io.floe.job.JobSpec;
 import io.floe.job.JobStatus;
 import io.floe.job.PinnedLayout;
 import io.floe.job.TailPolicy;
 import io.floe.spec.DatasetLayout;
-import io.floe.table.FailureKind;
 import io.floe.tenant.Owner;
 import io.floe.tenant.Requester;
 import io.floe.testkit.OneNodeCluster;
@@ -136,7 +136,7 @@ class JobEntityTest {
     JobEntity.JobReply other = register(dynamic("same", 200));
     assertThat(other).isInstanceOf(JobEntity.JobReply.Refused.class);
     assertThat(((JobEntity.JobReply.Refused) other).failure().kind())
-        .isEqualTo(FailureKind.ALREADY_EXISTS);
+        .isEqualTo(ErrorKind.ALREADY_EXISTS);
   }
 
   @Test
@@ -146,7 +146,7 @@ class JobEntityTest {
     JobEntity.JobReply reply = probe.receiveMessage(Duration.ofSeconds(15));
     assertThat(reply).isInstanceOf(JobEntity.JobReply.Refused.class);
     assertThat(((JobEntity.JobReply.Refused) reply).failure().kind())
-        .isEqualTo(FailureKind.JOB_NOT_FOUND);
+        .isEqualTo(ErrorKind.JOB_NOT_FOUND);
     assertThat(ack("never-registered", 0, "no-such-lease"))
         .isInstanceOf(JobEntity.AckReply.Refused.class);
   }
@@ -204,7 +204,7 @@ class JobEntityTest {
     JobEntity.LeaseReply refused = waiting.receiveMessage(Duration.ofSeconds(3));
     assertThat(refused).isInstanceOf(JobEntity.LeaseReply.Refused.class);
     assertThat(((JobEntity.LeaseReply.Refused) refused).failure().kind())
-        .isEqualTo(FailureKind.JOB_NOT_FOUND);
+        .isEqualTo(ErrorKind.JOB_NOT_FOUND);
   }
 
   @Test

@@ -3,11 +3,11 @@ package io.floe.job.entity;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.floe.dataset.Failure;
+import io.floe.error.ErrorKind;
 import io.floe.job.JobMode;
 import io.floe.job.JobSpec;
 import io.floe.job.PinnedLayout;
 import io.floe.job.TailPolicy;
-import io.floe.table.FailureKind;
 import java.util.List;
 import org.apache.pekko.actor.testkit.typed.javadsl.ActorTestKit;
 import org.apache.pekko.serialization.Serialization;
@@ -48,7 +48,7 @@ class JobRepliesSerializationTest {
 
   @Test
   void everyReplyCaseSurvivesSerialization() {
-    Failure failure = new Failure(FailureKind.JOB_NOT_FOUND, "Unknown job 'j'");
+    Failure failure = new Failure(ErrorKind.JOB_NOT_FOUND, "Unknown job 'j'");
     JobSpec spec =
         new JobSpec(
             "j",

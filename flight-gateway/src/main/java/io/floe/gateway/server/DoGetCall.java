@@ -1,5 +1,7 @@
 package io.floe.gateway.server;
 
+import io.floe.error.ErrorKind;
+import io.floe.error.FloeException;
 import io.floe.gateway.BatchSource;
 import io.floe.gateway.FlightErrors;
 import io.floe.gateway.FlightFrame;
@@ -11,6 +13,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.arrow.flight.grpc.StatusUtils;
+import org.apache.arrow.memory.OutOfMemoryException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -150,6 +153,16 @@ final class DoGetCall {
         blocked = true;
         metrics.waitingStarted();
       }
+    } catch (OutOfMemoryException e) {
+      // A batch gathered for a job's read is built here, in the node's Arrow memory.
+      end(
+          new FloeException(
+              ErrorKind.RESOURCE_EXHAUSTED,
+              "The node's Arrow memory is full: the next batch of this stream does not fit ("
+                  + e.getMessage()
+                  + ")",
+              e),
+          StreamMetrics.Outcome.FAILED);
     } catch (RuntimeException e) {
       end(e, StreamMetrics.Outcome.FAILED);
     }
