@@ -7,8 +7,9 @@ import static io.floe.testing.RecordAssertions.assertSameRows;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.floe.error.ErrorKind;
+import io.floe.error.FloeException;
 import io.floe.spec.DatasetSpec;
-import io.floe.table.FailureKind;
 import io.floe.table.StorageSettings;
 import io.floe.table.TableAccess;
 import io.floe.testing.IcebergTestTables;
@@ -116,7 +117,7 @@ class ObjectStoreParallelReadsTest {
                   new SliceReads(other, allocator, 1L << 30, SliceLoader.Decoders.NATIVE)) {
             assertThatThrownBy(() -> otherReads.readAll(spec))
                 .as("%s requests", requests)
-                .satisfies(e -> assertThat(FailureKind.of(e)).isEqualTo(FailureKind.NOT_FOUND))
+                .satisfies(e -> assertThat(FloeException.kindOf(e)).isEqualTo(ErrorKind.NOT_FOUND))
                 .hasMessageContaining(missing.substring(missing.lastIndexOf('/') + 1));
           }
         }
