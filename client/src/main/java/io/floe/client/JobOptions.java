@@ -1,10 +1,10 @@
 package io.floe.client;
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.job.JobMode;
 import io.floe.job.JobSpec;
 import io.floe.job.TailPolicy;
+import io.floe.protocol.JobRequest;
 import io.floe.protocol.Json;
 import io.floe.spec.DatasetSpec;
 import io.floe.util.Preconditions;
@@ -148,47 +148,29 @@ public final class JobOptions {
   }
 
   /** The {@code register_job} body: required fields and the optional ones that were set. */
+  public JobRequest.Body body() {
+    return new JobRequest.Body(
+        job,
+        dataset,
+        batchRows,
+        seed,
+        shuffle,
+        mode,
+        columns,
+        tail,
+        blockRows,
+        windowBlocks,
+        runRows,
+        leaseTimeoutMs,
+        pinLayout);
+  }
+
   public ObjectNode json() {
-    ObjectNode node = Json.object();
-    node.put("job", job);
-    node.put("dataset", dataset);
-    node.put("batch_rows", batchRows);
-    if (seed != null) {
-      node.put("seed", seed);
-    }
-    if (shuffle != null) {
-      node.put("shuffle", shuffle);
-    }
-    if (mode != null) {
-      node.put("mode", mode.wireName());
-    }
-    if (columns != null) {
-      ArrayNode array = node.putArray("columns");
-      columns.forEach(array::add);
-    }
-    if (tail != null) {
-      node.put("tail", tail.wireName());
-    }
-    if (blockRows != null) {
-      node.put("block_rows", blockRows);
-    }
-    if (windowBlocks != null) {
-      node.put("window_blocks", windowBlocks);
-    }
-    if (runRows != null) {
-      node.put("run_rows", runRows);
-    }
-    if (leaseTimeoutMs != null) {
-      node.put("lease_timeout_ms", leaseTimeoutMs);
-    }
-    if (pinLayout != null) {
-      node.put("pin_layout", pinLayout);
-    }
-    return node;
+    return body().json();
   }
 
   public byte[] toJson() {
-    return Json.bytes(json());
+    return body().toJson();
   }
 
   @Override

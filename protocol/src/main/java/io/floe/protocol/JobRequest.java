@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.job.JobMode;
 import io.floe.job.JobSpec;
 import io.floe.job.TailPolicy;
+import java.util.List;
 import java.util.Set;
 
 /** The body of {@code register_job}: a job spec in its wire form. */
@@ -85,21 +86,87 @@ public final class JobRequest {
 
   /** The spec as {@code register_job} takes it (every field explicit). */
   public static ObjectNode toJson(JobSpec spec) {
-    ObjectNode node = Json.object();
-    node.put("job", spec.job());
-    node.put("dataset", spec.dataset());
-    node.put("mode", spec.mode().wireName());
-    node.put("seed", spec.seed());
-    node.put("shuffle", spec.shuffle());
-    ArrayNode columns = node.putArray("columns");
-    spec.columns().forEach(columns::add);
-    node.put("batch_rows", spec.batchRows());
-    node.put("tail", spec.tail().wireName());
-    node.put("block_rows", spec.blockRows());
-    node.put("window_blocks", spec.windowBlocks());
-    node.put("run_rows", spec.runRows());
-    node.put("lease_timeout_ms", spec.leaseTimeoutMillis());
-    node.put("pin_layout", spec.pinLayout());
-    return node;
+    return new Body(
+            spec.job(),
+            spec.dataset(),
+            spec.batchRows(),
+            spec.seed(),
+            spec.shuffle(),
+            spec.mode(),
+            spec.columns(),
+            spec.tail(),
+            spec.blockRows(),
+            spec.windowBlocks(),
+            spec.runRows(),
+            spec.leaseTimeoutMillis(),
+            spec.pinLayout())
+        .json();
+  }
+
+  /**
+   * A {@code register_job} body as a client builds it: the required fields, and the optional ones
+   * it sets (null: left out, so the node's default applies, and a node that predates a field is not
+   * sent it). {@link #parse} reads it.
+   */
+  public record Body(
+      String job,
+      String dataset,
+      int batchRows,
+      Long seed,
+      Boolean shuffle,
+      JobMode mode,
+      List<String> columns,
+      TailPolicy tail,
+      Integer blockRows,
+      Integer windowBlocks,
+      Integer runRows,
+      Long leaseTimeoutMs,
+      Boolean pinLayout) {
+    public Body {
+      columns = columns == null ? null : List.copyOf(columns);
+    }
+
+    public ObjectNode json() {
+      ObjectNode node = Json.object();
+      node.put("job", job);
+      node.put("dataset", dataset);
+      if (mode != null) {
+        node.put("mode", mode.wireName());
+      }
+      if (seed != null) {
+        node.put("seed", seed);
+      }
+      if (shuffle != null) {
+        node.put("shuffle", shuffle);
+      }
+      if (columns != null) {
+        ArrayNode array = node.putArray("columns");
+        columns.forEach(array::add);
+      }
+      node.put("batch_rows", batchRows);
+      if (tail != null) {
+        node.put("tail", tail.wireName());
+      }
+      if (blockRows != null) {
+        node.put("block_rows", blockRows);
+      }
+      if (windowBlocks != null) {
+        node.put("window_blocks", windowBlocks);
+      }
+      if (runRows != null) {
+        node.put("run_rows", runRows);
+      }
+      if (leaseTimeoutMs != null) {
+        node.put("lease_timeout_ms", leaseTimeoutMs);
+      }
+      if (pinLayout != null) {
+        node.put("pin_layout", pinLayout);
+      }
+      return node;
+    }
+
+    public byte[] toJson() {
+      return Json.bytes(json());
+    }
   }
 }

@@ -51,6 +51,36 @@ class RequestCodecsTest {
   }
 
   @Test
+  void aClientsRegisterJobBodySendsOnlyWhatItSetsAndReadsAsTheNodesDefaults() {
+    JobRequest.Body least =
+        new JobRequest.Body(
+            "train", "events", 256, null, null, null, null, null, null, null, null, null, null);
+
+    assertThat(Json.parseObject(least.toJson(), "body").properties())
+        .extracting(java.util.Map.Entry::getKey)
+        .containsExactly("job", "dataset", "batch_rows");
+    JobSpec read = JobRequest.parse(least.toJson());
+    assertThat(read)
+        .isEqualTo(
+            new JobSpec(
+                "train",
+                "events",
+                0,
+                true,
+                JobMode.DETERMINISTIC,
+                List.of(),
+                256,
+                TailPolicy.DROP,
+                JobSpec.BLOCK_ROWS_DEFAULT,
+                JobSpec.WINDOW_BLOCKS_DEFAULT,
+                JobSpec.RUN_ROWS_DEFAULT,
+                JobSpec.LEASE_TIMEOUT_MILLIS_DEFAULT,
+                false));
+    // The node's own encoding of a spec is the same body with every field set.
+    assertThat(JobRequest.parse(Json.bytes(JobRequest.toJson(read)))).isEqualTo(read);
+  }
+
+  @Test
   void aJobSpecRoundTripsThroughRegisterJob() {
     JobSpec spec =
         new JobSpec(
