@@ -181,38 +181,13 @@ public final class JobOptions {
     if (!(other instanceof JobOptions)) {
       return false;
     }
-    JobOptions that = (JobOptions) other;
-    return batchRows == that.batchRows
-        && job.equals(that.job)
-        && dataset.equals(that.dataset)
-        && Objects.equals(seed, that.seed)
-        && Objects.equals(shuffle, that.shuffle)
-        && mode == that.mode
-        && Objects.equals(columns, that.columns)
-        && tail == that.tail
-        && Objects.equals(blockRows, that.blockRows)
-        && Objects.equals(windowBlocks, that.windowBlocks)
-        && Objects.equals(runRows, that.runRows)
-        && Objects.equals(leaseTimeoutMs, that.leaseTimeoutMs)
-        && Objects.equals(pinLayout, that.pinLayout);
+    // Options are their register_job body: equal when they would send the same request.
+    return body().equals(((JobOptions) other).body());
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(
-        job,
-        dataset,
-        batchRows,
-        seed,
-        shuffle,
-        mode,
-        columns,
-        tail,
-        blockRows,
-        windowBlocks,
-        runRows,
-        leaseTimeoutMs,
-        pinLayout);
+    return body().hashCode();
   }
 
   @Override
