@@ -23,7 +23,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class RecordedMessagesTest {
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  private static final Map<String, Function<byte[], byte[]>> REPLIES =
+  static final Map<String, Function<byte[], byte[]>> REPLIES =
       Map.ofEntries(
           Map.entry("reply-status", b -> DatasetStatusReply.parse(b).encode()),
           Map.entry("reply-load", b -> DatasetStatusReply.parse(b).encode()),
@@ -39,7 +39,7 @@ class RecordedMessagesTest {
           Map.entry("reply-ack", b -> AckReply.parse(b).encode()),
           Map.entry("reply-cluster", b -> ClusterViewReply.parse(b).encode()));
 
-  private static final Map<String, Function<byte[], byte[]>> REQUESTS =
+  static final Map<String, Function<byte[], byte[]>> REQUESTS =
       Map.ofEntries(
           Map.entry("request-load", b -> LoadRequest.parse(b).toJson()),
           Map.entry("request-refresh", b -> RefreshRequest.parse(b).toJson()),
@@ -92,7 +92,7 @@ class RecordedMessagesTest {
     assertKept(JSON.readTree(recorded), again, message);
   }
 
-  private static byte[] recorded(String message) throws IOException {
+  static byte[] recorded(String message) throws IOException {
     try (InputStream in =
         RecordedMessagesTest.class.getResourceAsStream("/recorded/v1/" + message + ".json")) {
       assertThat(in).as("recorded/v1/%s.json", message).isNotNull();
