@@ -114,6 +114,7 @@ public final class AdmissionDesk {
   /**
    * The desk's behavior.
    *
+   * @param own this node's memory, read live (its reporter may not be listed yet)
    * @param shared the figures the data nodes last shared, by address (for a node that does not
    *     answer)
    * @param dataNodes the addresses of the data nodes up now
@@ -121,6 +122,7 @@ public final class AdmissionDesk {
   public static Behavior<Command> create(
       int queueLength,
       Duration waitTimeout,
+      Supplier<NodeMemory> own,
       Supplier<Map<String, NodeMemory>> shared,
       Supplier<Set<String>> dataNodes) {
     // A failure of the desk's own (a stash overflowing) restarts it with an empty book rather than
@@ -140,6 +142,7 @@ public final class AdmissionDesk {
                                         stash,
                                         new AdmissionBook(queueLength, waitTimeout),
                                         waitTimeout,
+                                        own,
                                         shared,
                                         dataNodes)
                                     .idle())));
@@ -171,6 +174,7 @@ public final class AdmissionDesk {
   private final StashBuffer<Command> stash;
   private final AdmissionBook book;
   private final Duration waitTimeout;
+  private final Supplier<NodeMemory> own;
   private final Supplier<Map<String, NodeMemory>> shared;
   private final Supplier<Set<String>> dataNodes;
 
@@ -191,6 +195,7 @@ public final class AdmissionDesk {
       StashBuffer<Command> stash,
       AdmissionBook book,
       Duration waitTimeout,
+      Supplier<NodeMemory> own,
       Supplier<Map<String, NodeMemory>> shared,
       Supplier<Set<String>> dataNodes) {
     this.context = context;
@@ -198,6 +203,7 @@ public final class AdmissionDesk {
     this.stash = stash;
     this.book = book;
     this.waitTimeout = waitTimeout;
+    this.own = own;
     this.shared = shared;
     this.dataNodes = dataNodes;
     context
@@ -334,10 +340,17 @@ public final class AdmissionDesk {
     int asked = ++round;
     String self = Cluster.get(context.getSystem()).selfMember().address().toString();
     Map<String, NodeMemory> heard = new TreeMap<>();
+    if (up.contains(self)) {
+      // This node's own figures need no asking, and its reporter may not be listed yet (a load
+      // sent as the node starts): without them nothing would be known and every load admitted.
+      heard.put(self, own.get());
+    }
     Set<String> pending = new HashSet<>();
     for (ActorRef<ReportMemory> reporter : reporters) {
-      String address =
-          reporter.path().address().hasLocalScope() ? self : reporter.path().address().toString();
+      if (reporter.path().address().hasLocalScope()) {
+        continue;
+      }
+      String address = reporter.path().address().toString();
       if (up.contains(address) && pending.add(address)) {
         context.ask(
             Reported.class,

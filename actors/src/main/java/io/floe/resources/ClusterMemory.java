@@ -80,7 +80,11 @@ public final class ClusterMemory {
             .init(
                 SingletonActor.of(
                     AdmissionDesk.create(
-                        queueLength, waitTimeout, () -> nodes, () -> upDataNodes(system)),
+                        queueLength,
+                        waitTimeout,
+                        this::live,
+                        () -> nodes,
+                        () -> upDataNodes(system)),
                     "floe-admission-desk"));
   }
 

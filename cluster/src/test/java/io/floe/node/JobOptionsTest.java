@@ -51,8 +51,8 @@ class JobOptionsTest {
             .build();
     assertThat(json(options))
         .isEqualTo(
-            "{\"job\":\"resnet-a\",\"dataset\":\"clicks\",\"batch_rows\":256,\"seed\":7,"
-                + "\"shuffle\":false,\"mode\":\"dynamic\",\"columns\":[\"x\",\"id\"],"
+            "{\"job\":\"resnet-a\",\"dataset\":\"clicks\",\"mode\":\"dynamic\",\"seed\":7,"
+                + "\"shuffle\":false,\"columns\":[\"x\",\"id\"],\"batch_rows\":256,"
                 + "\"tail\":\"pad\",\"block_rows\":1024,\"window_blocks\":8,\"run_rows\":16,"
                 + "\"lease_timeout_ms\":500}");
     assertThat(options.toBuilder().build()).isEqualTo(options).hasSameHashCodeAs(options);
