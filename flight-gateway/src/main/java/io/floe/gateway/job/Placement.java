@@ -37,7 +37,42 @@ final class Placement {
     return of(layout, Set.of());
   }
 
+  /**
+   * The placements computed last, by layout instance and nodes to avoid: a plan places its layout
+   * and every stream of it verifies the same placement, each a hash over every slice, while the
+   * layouts they share are the same objects (this node's copies) until slices move.
+   */
+  private static final int CACHED = 64;
+
+  private static final Map<Key, Placement> RECENT =
+      java.util.Collections.synchronizedMap(
+          new java.util.LinkedHashMap<>(CACHED, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<Key, Placement> eldest) {
+              return size() > CACHED;
+            }
+          });
+
+  /** A layout by identity (its equals compares every slice) and the nodes to avoid. */
+  private record Key(DatasetLayout layout, Set<String> avoid) {
+    @Override
+    public boolean equals(Object other) {
+      return other instanceof Key key && key.layout == layout && key.avoid.equals(avoid);
+    }
+
+    @Override
+    public int hashCode() {
+      return 31 * System.identityHashCode(layout) + avoid.hashCode();
+    }
+  }
+
   static Placement of(DatasetLayout layout, Collection<String> avoid) {
+    return RECENT.computeIfAbsent(new Key(layout, Set.copyOf(avoid)), Placement::place);
+  }
+
+  private static Placement place(Key key) {
+    DatasetLayout layout = key.layout();
+    Collection<String> avoid = key.avoid();
     List<DatasetLayout.SliceRows> slices = layout.slices();
     Map<String, Integer> index = new HashMap<>();
     java.util.ArrayList<String> holders = new java.util.ArrayList<>();
