@@ -4,8 +4,6 @@ import java.util.Map;
 
 /** The up data nodes' Arrow memory as known when a load is decided, by node address. */
 record MemoryFigures(Map<String, NodeMemory> nodes) {
-  static final MemoryFigures UNKNOWN = new MemoryFigures(Map.of());
-
   MemoryFigures {
     nodes = Map.copyOf(nodes);
   }
