@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import signal
 import socket
@@ -28,6 +29,8 @@ JOB_ROWS = 48_000
 FILES = 5
 SEED = 7
 NODE_START_TIMEOUT = 180.0
+# FloeNode's last start line names the Flight URI it serves at.
+_SERVING = re.compile(r"Floe node up: Flight at (\S+),")
 JAVA_FLAGS = ["--add-opens=java.base/java.nio=ALL-UNNAMED", "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"]
 
 
@@ -147,9 +150,9 @@ class Node:
     def __init__(
         self, classpath: str, log: Path, settings: dict = None, env: dict = None, client_options: dict = None
     ):
-        self.port = free_port()
-        tls = "floe.security.tls.cert-file" in (settings or {})
-        self.address = f"grpc+{'tls' if tls else 'tcp'}://127.0.0.1:{self.port}"
+        # The node binds a port the kernel picks and logs it: a port chosen here and passed in
+        # could be taken by any process's outgoing connection before the JVM binds it.
+        self._address = None
         self.client_options = client_options or {}
         self.log = log
         command = [
@@ -157,7 +160,7 @@ class Node:
             *JAVA_FLAGS,
             *_class_archive(classpath),
             "-Xmx512m",
-            f"-Dfloe.flight.port={self.port}",
+            "-Dfloe.flight.port=0",
             "-Dfloe.flight.bind-host=127.0.0.1",
             "-Dfloe.management.enabled=false",
             "-Dpekko.remote.artery.canonical.port=0",
@@ -183,6 +186,28 @@ class Node:
             command, cwd=ROOT, stdout=self._log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             env=environment, preexec_fn=_die_with_parent,
         )
+
+    @property
+    def address(self) -> str:
+        """The Flight URI the node logs once it serves; waits for that line."""
+        if self._address is None:
+            deadline = time.monotonic() + NODE_START_TIMEOUT
+            while self._address is None:
+                found = _SERVING.search(self.log.read_text(errors="replace")) if self.log.exists() else None
+                if found:
+                    self._address = found.group(1)
+                elif self.process.poll() is not None:
+                    pytest.fail(f"The Floe node exited with {self.process.returncode}:\n{self.tail()}")
+                elif time.monotonic() > deadline:
+                    self.stop()
+                    pytest.fail(f"The Floe node did not serve within {NODE_START_TIMEOUT:.0f} s:\n{self.tail()}")
+                else:
+                    time.sleep(0.1)
+        return self._address
+
+    @property
+    def port(self) -> int:
+        return int(self.address.rsplit(":", 1)[1])
 
     def tail(self, lines: int = 40) -> str:
         try:
