@@ -37,6 +37,9 @@ public final class NodeResources implements AutoCloseable {
   private final DatasetPlanning planning;
   private final SliceHosting hosting;
 
+  /** The native reader's excerpts of split files, or null when it does not read them. */
+  private final io.floe.iceberg.RowGroupExcerpts excerpts;
+
   private NodeResources(Builder builder) {
     this.allocator = io.floe.arrow.NodeAllocation.root(builder.memoryLimitBytes);
     this.tables = new TableAccess(builder.storage, builder.catalogs, builder.locations);
@@ -61,7 +64,8 @@ public final class NodeResources implements AutoCloseable {
                 builder.loadThreads,
                 builder.admissionQueueLength,
                 builder.admissionWaitTimeout));
-    SliceLoader loader = new SliceLoader(allocator, tables, reaper, builder.decoders());
+    this.excerpts = builder.excerpts();
+    SliceLoader loader = new SliceLoader(allocator, tables, reaper, builder.decoders(), excerpts);
     // The native library (76 MB unpacked from its jar, about a tenth of a first load's CPU) loads
     // on a load thread now rather than in the first load.
     loadExecutor.execute(loader::prepare);
@@ -118,6 +122,13 @@ public final class NodeResources implements AutoCloseable {
           "Slice memory still held by the transport at shutdown: {} bytes", reaper.pendingBytes());
     }
     reaper.close();
+    if (excerpts != null) {
+      try {
+        excerpts.close();
+      } catch (java.io.UncheckedIOException e) {
+        LOG.warn("Could not remove the load's scratch directory: {}", e.getMessage());
+      }
+    }
     tables.close();
     if (allocator.getAllocatedMemory() != 0) {
       throw new IllegalStateException(
@@ -138,6 +149,7 @@ public final class NodeResources implements AutoCloseable {
     private io.floe.table.LocationPolicy locations = io.floe.table.LocationPolicy.any();
     private boolean vectorizedLoads = true;
     private boolean nativeLoads = false;
+    private java.nio.file.Path loadScratchDir;
     private java.time.Duration retireLinger;
     private int admissionQueueLength = -1;
     private java.time.Duration admissionWaitTimeout;
@@ -221,6 +233,29 @@ public final class NodeResources implements AutoCloseable {
     public Builder nativeLoads(boolean on) {
       this.nativeLoads = on;
       return this;
+    }
+
+    /**
+     * Where the native reader's excerpts of local files split across slices are written (a
+     * directory of the node's own is made in it); unset, such files go to the vectorized reader.
+     */
+    public Builder loadScratchDir(java.nio.file.Path directory) {
+      this.loadScratchDir = directory;
+      return this;
+    }
+
+    private io.floe.iceberg.RowGroupExcerpts excerpts() {
+      if (decoders() != io.floe.iceberg.SliceLoader.Decoders.NATIVE || loadScratchDir == null) {
+        return null;
+      }
+      try {
+        return io.floe.iceberg.RowGroupExcerpts.in(loadScratchDir);
+      } catch (java.io.UncheckedIOException e) {
+        LOG.warn(
+            "{}: files split across slices are decoded by the vectorized reader (floe.load.scratch-dir)",
+            e.getMessage());
+        return null;
+      }
     }
 
     private io.floe.iceberg.SliceLoader.Decoders decoders() {

@@ -36,6 +36,7 @@ public record FloeSettings(
     int loadsPerDataset,
     boolean vectorizedLoads,
     boolean nativeLoads,
+    java.nio.file.Path loadScratchDir,
     Duration retireLinger,
     Duration askTimeout,
     Duration askAttemptTimeout,
@@ -88,6 +89,7 @@ public record FloeSettings(
         floe.getInt("load.per-dataset"),
         floe.getBoolean("load.vectorized"),
         floe.getBoolean("load.native"),
+        scratchDir(floe.getString("load.scratch-dir")),
         floe.getDuration("load.retire-linger"),
         floe.getDuration("gateway.ask-timeout"),
         floe.getDuration("gateway.ask-attempt-timeout"),
@@ -104,6 +106,12 @@ public record FloeSettings(
         auth(root, env),
         LocationPolicy.parse(floe.getString("security.allowed-locations")),
         tls(floe.getConfig("security.tls")));
+  }
+
+  /** The configured scratch directory, or the JVM's temporary directory when none is. */
+  private static java.nio.file.Path scratchDir(String configured) {
+    String dir = configured.isBlank() ? System.getProperty("java.io.tmpdir") : configured.trim();
+    return java.nio.file.Path.of(dir);
   }
 
   /**
@@ -193,6 +201,7 @@ public record FloeSettings(
         .loadsPerDataset(loadsPerDataset)
         .vectorizedLoads(vectorizedLoads)
         .nativeLoads(nativeLoads)
+        .loadScratchDir(loadScratchDir)
         .retireLinger(retireLinger)
         .storage(storage)
         .catalogs(catalogs)

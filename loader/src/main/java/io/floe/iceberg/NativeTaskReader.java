@@ -107,9 +107,10 @@ final class NativeTaskReader {
 
   /**
    * Whether the run (consecutive tasks of one file, each {@link VectorizedTaskReader#accepts
-   * accepted}) can go to the native reader: a local file, read whole.
+   * accepted}) is a local file read whole, which the native reader decodes where it lies; any other
+   * run goes through an excerpt ({@link #readRowGroups}).
    */
-  static boolean accepts(List<FileScanTask> run) {
+  static boolean wholeLocalFile(List<FileScanTask> run) {
     FileScanTask first = run.get(0);
     FileScanTask last = run.get(run.size() - 1);
     return localPath(first.file().location()).isPresent()
@@ -167,6 +168,46 @@ final class NativeTaskReader {
     Path path =
         localPath(location)
             .orElseThrow(() -> new UnsupportedOperationException("not a local file: " + location));
+    return decode(path, location, requested, served, nameMappingJson, batchRows, allocator);
+  }
+
+  /**
+   * The rows of a run of one file's tasks that do not cover the whole file, or of a file that is
+   * not local: its row groups are copied, through the FileIO, into an excerpt that the native
+   * reader decodes whole ({@link RowGroupExcerpts}). As {@link #read} otherwise.
+   */
+  static List<ArrowRecordBatch> readRowGroups(
+      FileIO io,
+      RowGroupExcerpts excerpts,
+      List<FileScanTask> run,
+      Schema requested,
+      List<Field> served,
+      String nameMappingJson,
+      int batchRows,
+      BufferAllocator allocator) {
+    String location = run.get(0).file().location();
+    try (RowGroupExcerpts.Excerpt excerpt = excerpts.write(io, run, requested, nameMappingJson)) {
+      List<ArrowRecordBatch> out =
+          decode(
+              excerpt.path(), location, requested, served, nameMappingJson, batchRows, allocator);
+      long rows = out.stream().mapToLong(ArrowRecordBatch::getLength).sum();
+      if (rows != excerpt.rows()) {
+        out.forEach(ArrowRecordBatch::close);
+        throw new IllegalStateException(
+            "The excerpt of " + location + " decoded " + rows + " rows of " + excerpt.rows());
+      }
+      return out;
+    }
+  }
+
+  private static List<ArrowRecordBatch> decode(
+      Path path,
+      String location,
+      Schema requested,
+      List<Field> served,
+      String nameMappingJson,
+      int batchRows,
+      BufferAllocator allocator) {
     List<ArrowRecordBatch> out = new ArrayList<>();
     // Batches are imported into an allocator of their own, under a root without a limit, and
     // copied into `allocator` one by one: Arrow Java's C data import leaks the whole native batch

@@ -43,6 +43,7 @@ public final class SliceLoader {
   private final TableAccess tables;
   private final AllocatorReaper reaper;
   private final Decoders decoders;
+  private final RowGroupExcerpts excerpts;
 
   /** The fastest decoders a loader may use; each file task falls back to the next that takes it. */
   public enum Decoders {
@@ -78,10 +79,24 @@ public final class SliceLoader {
       TableAccess tables,
       AllocatorReaper reaper,
       Decoders decoders) {
+    this(nodeAllocator, tables, reaper, decoders, null);
+  }
+
+  /**
+   * @param excerpts with {@link Decoders#NATIVE}, where the row groups of local files split across
+   *     slices are copied for the native reader; null leaves such files to the vectorized reader
+   */
+  public SliceLoader(
+      BufferAllocator nodeAllocator,
+      TableAccess tables,
+      AllocatorReaper reaper,
+      Decoders decoders,
+      RowGroupExcerpts excerpts) {
     this.nodeAllocator = nodeAllocator;
     this.tables = tables;
     this.reaper = reaper;
     this.decoders = decoders;
+    this.excerpts = decoders == Decoders.NATIVE ? excerpts : null;
   }
 
   /**
@@ -101,7 +116,7 @@ public final class SliceLoader {
    * @throws FloeException RESOURCE_EXHAUSTED when the node's Arrow memory cannot hold the slice
    */
   public LoadedSlice load(SliceSpec spec) {
-    SliceRecords records = new SliceRecords(tables.io(spec.source()), spec);
+    SliceRecords records = new SliceRecords(tables.io(spec.source()), spec, excerpts);
     BufferAllocator sliceAllocator =
         nodeAllocator.newChildAllocator("slice " + spec.sliceId(), 0, Long.MAX_VALUE);
     List<ArrowRecordBatch> built = new ArrayList<>();

@@ -53,8 +53,20 @@ public final class SliceRecords {
   private final String nameMappingJson;
   private final List<FileScanTask> tasks;
 
+  /** Where row groups of split local files go for the native reader; null: nowhere. */
+  private final RowGroupExcerpts excerpts;
+
   public SliceRecords(FileIO io, SliceSpec spec) {
+    this(io, spec, null);
+  }
+
+  /**
+   * @param excerpts where the native reader's excerpts of local files split across slices are
+   *     written, or null to leave such files to the vectorized reader
+   */
+  public SliceRecords(FileIO io, SliceSpec spec, RowGroupExcerpts excerpts) {
     this.io = io;
+    this.excerpts = excerpts;
     this.requested = SchemaParser.fromJson(spec.requestedSchemaJson());
     this.served = ArrowSchemas.fromIceberg(requested).getFields();
     this.nameMappingJson = spec.nameMappingJson();
@@ -103,18 +115,24 @@ public final class SliceRecords {
 
   /**
    * Whether a run of {@link #vectorizable} tasks of one file can be decoded by Arrow's C++ Parquet
-   * reader instead (see {@link #decodedNatively}): the native library loaded, a local file read
-   * whole.
+   * reader instead (see {@link #decodedNatively}): the native library loaded, and a local file,
+   * read whole or, with excerpts, in part.
    */
   public boolean nativelyReadable(List<FileScanTask> run) {
-    return NativeTaskReader.accepts(run) && NativeTaskReader.available();
+    if (!NativeTaskReader.available()) {
+      return false;
+    }
+    return NativeTaskReader.wholeLocalFile(run)
+        || (excerpts != null
+            && NativeTaskReader.localPath(run.get(0).file().location()).isPresent());
   }
 
   /**
-   * The rows of a whole local file decoded by Arrow's C++ Parquet reader into batches of at most
-   * {@code batchRows} rows under {@code allocator}, or empty when a column comes out in a type the
-   * served one is not, or the native reader fails (then nothing is left allocated, and the run is
-   * for {@link #vectorized}, which reports a bad file as such). Only for runs {@link
+   * The rows of a run of a local file decoded by Arrow's C++ Parquet reader into batches of at most
+   * {@code batchRows} rows under {@code allocator}: the file where it lies when the run is all of
+   * it, else an excerpt of the run's row groups. Empty when a column comes out in a type the served
+   * one is not, or the native reader fails (then nothing is left allocated, and the run is for
+   * {@link #vectorized}, which reports a bad file as such). Only for runs {@link
    * #nativelyReadable}.
    *
    * @throws OutOfMemoryException when the batches do not fit
@@ -123,7 +141,11 @@ public final class SliceRecords {
       List<FileScanTask> run, int batchRows, BufferAllocator allocator) {
     try {
       return Optional.of(
-          NativeTaskReader.read(io, run, requested, served, nameMappingJson, batchRows, allocator));
+          NativeTaskReader.wholeLocalFile(run)
+              ? NativeTaskReader.read(
+                  io, run, requested, served, nameMappingJson, batchRows, allocator)
+              : NativeTaskReader.readRowGroups(
+                  io, excerpts, run, requested, served, nameMappingJson, batchRows, allocator));
     } catch (OutOfMemoryException | FloeException e) {
       throw e;
     } catch (RuntimeException e) {

@@ -42,8 +42,10 @@ class FastDecodersLoadingTest {
   /** A fast decoder, the slice target its tests load with, and what a slice it decoded says. */
   enum Fast {
     VECTORIZED(SliceLoader.Decoders.VECTORIZED, 64 * 1024, SliceLoader.VECTORIZED),
-    // Slices of whole files: the native reader takes a file only whole (row groups of 16 KiB here).
-    NATIVE(SliceLoader.Decoders.NATIVE, 1L << 30, SliceLoader.NATIVE);
+    // Slices of whole files, which the native reader decodes where they lie.
+    NATIVE(SliceLoader.Decoders.NATIVE, 1L << 30, SliceLoader.NATIVE),
+    // Slices of a few row groups (of 16 KiB here), which it decodes from excerpts.
+    NATIVE_ROW_GROUPS(SliceLoader.Decoders.NATIVE, 64 * 1024, SliceLoader.NATIVE);
 
     final SliceLoader.Decoders decoders;
     final long sliceTargetBytes;
@@ -60,6 +62,7 @@ class FastDecodersLoadingTest {
   private BufferAllocator allocator;
   private TableAccess tables;
   private SliceReads generic;
+  private RowGroupExcerpts excerpts;
 
   @BeforeEach
   void setUp() {
@@ -71,13 +74,21 @@ class FastDecodersLoadingTest {
   @AfterEach
   void tearDown() {
     generic.close();
+    if (excerpts != null) {
+      assertThat(excerpts.directory()).as("excerpts left behind").isEmptyDirectory();
+      excerpts.close();
+      assertThat(excerpts.directory()).doesNotExist();
+    }
     tables.close();
     assertThat(allocator.getAllocatedMemory()).as("bytes still allocated").isZero();
     allocator.close();
   }
 
   private SliceReads reads(Fast fast) {
-    return new SliceReads(tables, allocator, fast.sliceTargetBytes, fast.decoders);
+    if (fast == Fast.NATIVE_ROW_GROUPS) {
+      excerpts = RowGroupExcerpts.in(dir.resolve("scratch"));
+    }
+    return new SliceReads(tables, allocator, fast.sliceTargetBytes, fast.decoders, excerpts);
   }
 
   /** Both paths serve the same rows in the same order; answers them. */

@@ -188,7 +188,7 @@ public final class LoadBenchmark {
         boolean wholeFiles = true;
         for (SliceSpec slice : slices) {
           for (List<FileScanTask> run : runs(new SliceRecords(tables.io(source), slice).tasks())) {
-            wholeFiles &= NativeTaskReader.accepts(run);
+            wholeFiles &= NativeTaskReader.wholeLocalFile(run);
           }
         }
         if (wholeFiles) {
@@ -197,7 +197,12 @@ public final class LoadBenchmark {
         } else {
           System.out.println(
               "arrow-native left out: files are split across slices, and Arrow's reader (through"
-                  + " the JNI jar) reads whole files only; floe-native decodes them vectorized");
+                  + " the JNI jar) reads whole files only; floe-native decodes excerpts of their"
+                  + " row groups, floe-native-whole-files-only leaves them to the vectorized"
+                  + " reader as Floe did before");
+          contenders.put(
+              "floe-native-whole-files-only",
+              t -> loadSlices(tables, root, slices, SliceLoader.Decoders.NATIVE, t, false));
         }
         String py = python;
         contenders.put("pyarrow", t -> pyarrow(py, List.of(), files, t));
@@ -381,8 +386,25 @@ public final class LoadBenchmark {
       SliceLoader.Decoders decoders,
       int threads)
       throws Exception {
-    try (AllocatorReaper reaper = new AllocatorReaper()) {
-      SliceLoader loader = new SliceLoader(root, tables, reaper, decoders);
+    return loadSlices(tables, root, slices, decoders, threads, true);
+  }
+
+  /**
+   * Slices loaded as a node loads them; with {@code excerpts} off, as it did before the native
+   * reader took files split across slices.
+   */
+  private static Run loadSlices(
+      TableAccess tables,
+      BufferAllocator root,
+      List<SliceSpec> slices,
+      SliceLoader.Decoders decoders,
+      int threads,
+      boolean excerpts)
+      throws Exception {
+    java.nio.file.Path scratch = java.nio.file.Path.of(System.getProperty("java.io.tmpdir"));
+    try (AllocatorReaper reaper = new AllocatorReaper();
+        RowGroupExcerpts split = excerpts ? RowGroupExcerpts.in(scratch) : null) {
+      SliceLoader loader = new SliceLoader(root, tables, reaper, decoders, split);
       return timed(
           threads,
           slices,

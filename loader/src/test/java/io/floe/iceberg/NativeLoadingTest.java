@@ -91,6 +91,51 @@ class NativeLoadingTest {
   }
 
   @Test
+  void aFileSplitAcrossSlicesIsReadNativelyFromExcerptsOfItsRowGroups() {
+    IcebergTestTables.TestTable table =
+        IcebergTestTables.in(dir)
+            .create("events", TestRows.EVENTS)
+            .appendFiles(2, 6_000, TestRows.events(3));
+    DatasetSpec spec = DatasetSpec.of("e", table.metadataLocation()).withBatchRows(700);
+    try (RowGroupExcerpts excerpts = RowGroupExcerpts.in(dir.resolve("scratch"));
+        SliceReads oneRowGroupEach =
+            new SliceReads(tables, allocator, 1, SliceLoader.Decoders.NATIVE, excerpts)) {
+      int slices = oneRowGroupEach.plan(spec).slices().size();
+      assertThat(slices)
+          .as("a slice per row group")
+          .isEqualTo(table.dataFiles().stream().mapToInt(table::rowGroupCount).sum());
+
+      assertThat(sameBothWays(oneRowGroupEach, spec)).hasSize(12_000);
+      assertThat(oneRowGroupEach.decoders(spec)).hasSize(slices).containsOnly(SliceLoader.NATIVE);
+      // Two columns of the file's seven, in another order: only they are copied.
+      DatasetSpec two = spec.withColumns(List.of("amount", "id"));
+      assertThat(sameBothWays(oneRowGroupEach, two)).hasSize(12_000);
+      assertThat(oneRowGroupEach.decoders(two)).containsOnly(SliceLoader.NATIVE);
+      assertThat(excerpts.directory()).as("each excerpt deleted once decoded").isEmptyDirectory();
+    }
+  }
+
+  @Test
+  void aScratchDirectoryThatCannotBeWrittenLeavesSplitFilesToTheVectorizedReader()
+      throws Exception {
+    IcebergTestTables.TestTable table =
+        IcebergTestTables.in(dir)
+            .create("events", TestRows.EVENTS)
+            .appendFiles(1, 6_000, TestRows.events(5));
+    DatasetSpec spec = DatasetSpec.of("e", table.metadataLocation());
+    try (RowGroupExcerpts excerpts = RowGroupExcerpts.in(dir.resolve("gone"));
+        SliceReads reads =
+            new SliceReads(tables, allocator, 1, SliceLoader.Decoders.NATIVE, excerpts)) {
+      java.nio.file.Files.delete(excerpts.directory());
+      java.nio.file.Files.delete(dir.resolve("gone"));
+
+      assertThat(sameBothWays(reads, spec)).hasSize(6_000);
+      assertThat(reads.decoders(spec)).containsOnly(SliceLoader.VECTORIZED);
+      java.nio.file.Files.createDirectories(excerpts.directory()); // for close
+    }
+  }
+
+  @Test
   void aColumnAddedLaterIsNullsInTheOlderFiles() {
     IcebergTestTables.TestTable table =
         IcebergTestTables.in(dir)

@@ -44,10 +44,20 @@ public final class SliceReads implements AutoCloseable {
       BufferAllocator allocator,
       long sliceTargetBytes,
       SliceLoader.Decoders decoders) {
+    this(tables, allocator, sliceTargetBytes, decoders, null);
+  }
+
+  /** As a node's loader with its native reader's excerpts in {@code excerpts} (or none). */
+  public SliceReads(
+      TableAccess tables,
+      BufferAllocator allocator,
+      long sliceTargetBytes,
+      SliceLoader.Decoders decoders,
+      RowGroupExcerpts excerpts) {
     this.tables = tables;
     this.allocator = allocator;
     this.planner = new SlicePlanner(sliceTargetBytes);
-    this.loader = new SliceLoader(allocator, tables, reaper, decoders);
+    this.loader = new SliceLoader(allocator, tables, reaper, decoders, excerpts);
   }
 
   /** Which reader decoded each slice (native, vectorized, generic, mixed), in plan order. */

@@ -1,0 +1,197 @@
+package io.floe.iceberg;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.mapping.MappedField;
+import org.apache.iceberg.mapping.NameMapping;
+import org.apache.iceberg.mapping.NameMappingParser;
+import org.apache.iceberg.types.Types;
+import org.apache.parquet.hadoop.ParquetFileWriter;
+import org.apache.parquet.hadoop.metadata.BlockMetaData;
+import org.apache.parquet.hadoop.metadata.ParquetMetadata;
+import org.apache.parquet.io.LocalOutputFile;
+import org.apache.parquet.io.SeekableInputStream;
+import org.apache.parquet.schema.MessageType;
+import org.apache.parquet.schema.Type;
+
+/**
+ * Gives Arrow's C++ Parquet reader the row groups of a file that one slice holds: the JNI scanner
+ * reads whole files only, so the slice's row groups, with only the columns it serves, are copied as
+ * they are (compressed pages, no decoding) into a small Parquet file of their own in a scratch
+ * directory, which the native reader then decodes whole and which is deleted straight after.
+ *
+ * <p>A file task's row groups are those whose midpoint lies in its byte range, the rule Parquet's
+ * own range filter applies for Iceberg's readers, so a slice's rows are the same whichever reader
+ * decodes it. Footers are parsed once per node ({@link ParquetFooters}), not once per slice.
+ */
+public final class RowGroupExcerpts implements AutoCloseable {
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(RowGroupExcerpts.class);
+
+  /** Arrow's schema in a file's metadata names every column; an excerpt has only some. */
+  private static final String ARROW_SCHEMA = "ARROW:schema";
+
+  private final Path directory;
+  private final ParquetFooters footers = new ParquetFooters();
+  private final AtomicLong written = new AtomicLong();
+  private final java.util.concurrent.atomic.AtomicBoolean warned =
+      new java.util.concurrent.atomic.AtomicBoolean();
+
+  private RowGroupExcerpts(Path directory) {
+    this.directory = directory;
+  }
+
+  /**
+   * Excerpts written under a new directory inside {@code parent} (created if need be), removed with
+   * what is left in it by {@link #close}.
+   *
+   * @throws UncheckedIOException when the directory cannot be made
+   */
+  public static RowGroupExcerpts in(Path parent) {
+    try {
+      Files.createDirectories(parent);
+      return new RowGroupExcerpts(Files.createTempDirectory(parent, "floe-excerpts-"));
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot make a scratch directory in " + parent, e);
+    }
+  }
+
+  Path directory() {
+    return directory;
+  }
+
+  /** One excerpt on disk; closing it deletes the file. */
+  record Excerpt(Path path, long rows) implements AutoCloseable {
+    @Override
+    public void close() {
+      try {
+        Files.deleteIfExists(path);
+      } catch (IOException e) {
+        throw new UncheckedIOException("Cannot delete " + path, e);
+      }
+    }
+  }
+
+  /**
+   * The row groups of a run of one file's tasks, with the top-level columns of {@code requested}
+   * that the file holds (by field id, or through {@code nameMappingJson} for a file without ids),
+   * as a Parquet file of their own.
+   *
+   * @throws UnsupportedOperationException when the file holds none of the requested columns
+   * @throws UncheckedIOException when the file cannot be read or the excerpt written
+   */
+  Excerpt write(FileIO io, List<FileScanTask> run, Schema requested, String nameMappingJson) {
+    FileScanTask first = run.get(0);
+    String location = first.file().location();
+    ParquetMetadata footer = footers.footer(io, location, first.file().fileSizeInBytes());
+    List<BlockMetaData> blocks = rowGroups(footer.getBlocks(), run);
+    MessageType projected =
+        project(footer.getFileMetaData().getSchema(), requested, nameMappingJson, location);
+    Map<String, String> metadata = new HashMap<>(footer.getFileMetaData().getKeyValueMetaData());
+    metadata.remove(ARROW_SCHEMA);
+    Path path = directory.resolve("excerpt-" + written.incrementAndGet() + ".parquet");
+    long rows = blocks.stream().mapToLong(BlockMetaData::getRowCount).sum();
+    try {
+      ParquetFileWriter writer =
+          new ParquetFileWriter(
+              new LocalOutputFile(path), projected, ParquetFileWriter.Mode.CREATE, 0, 0);
+      writer.start();
+      try (SeekableInputStream from =
+          new ParquetInput(io.newInputFile(location, first.file().fileSizeInBytes())).newStream()) {
+        writer.appendRowGroups(from, blocks, true);
+      }
+      writer.end(metadata);
+      return new Excerpt(path, rows);
+    } catch (IOException | RuntimeException e) {
+      try {
+        Files.deleteIfExists(path);
+      } catch (IOException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      if (e instanceof IOException io2) {
+        if (!warned.getAndSet(true)) {
+          // The scratch directory is the operator's to fix; the load goes on vectorized.
+          LOG.warn(
+              "Cannot write an excerpt of {} to {} ({}): files split across slices are decoded by"
+                  + " the vectorized reader until it can (floe.load.scratch-dir)",
+              location,
+              directory,
+              io2.toString());
+        }
+        throw new UncheckedIOException("Copying row groups of " + location, io2);
+      }
+      throw (RuntimeException) e;
+    }
+  }
+
+  /**
+   * The row groups whose midpoint lies in one of the tasks' byte ranges, in file order: how
+   * Parquet's range filter assigns row groups to splits.
+   */
+  static List<BlockMetaData> rowGroups(List<BlockMetaData> blocks, List<FileScanTask> run) {
+    List<BlockMetaData> picked = new ArrayList<>();
+    for (BlockMetaData block : blocks) {
+      long midpoint = block.getStartingPos() + block.getCompressedSize() / 2;
+      for (FileScanTask task : run) {
+        if (midpoint >= task.start() && midpoint < task.start() + task.length()) {
+          picked.add(block);
+          break;
+        }
+      }
+    }
+    return picked;
+  }
+
+  /** The file's top-level fields that hold requested columns, with their ids. */
+  private static MessageType project(
+      MessageType file, Schema requested, String nameMappingJson, String location) {
+    Set<Integer> wanted =
+        requested.columns().stream().map(Types.NestedField::fieldId).collect(Collectors.toSet());
+    NameMapping mapping = null;
+    List<Type> kept = new ArrayList<>();
+    for (Type field : file.getFields()) {
+      Integer id = field.getId() == null ? null : field.getId().intValue();
+      if (id == null) {
+        if (nameMappingJson == null) {
+          throw new UnsupportedOperationException(
+              "no field ids and no name mapping for " + location);
+        }
+        mapping = mapping == null ? NameMappingParser.fromJson(nameMappingJson) : mapping;
+        MappedField mapped = mapping.find(field.getName());
+        id = mapped == null ? null : mapped.id();
+      }
+      if (id != null && wanted.contains(id)) {
+        kept.add(field);
+      }
+    }
+    if (kept.isEmpty()) {
+      throw new UnsupportedOperationException("none of the requested columns are in " + location);
+    }
+    return new MessageType(file.getName(), kept);
+  }
+
+  /** Removes the directory and any excerpt still in it. */
+  @Override
+  public void close() {
+    try (var left = Files.list(directory)) {
+      for (Path path : (Iterable<Path>) left::iterator) {
+        Files.deleteIfExists(path);
+      }
+      Files.deleteIfExists(directory);
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot remove " + directory, e);
+    }
+  }
+}
