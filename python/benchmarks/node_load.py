@@ -40,13 +40,17 @@ def pyarrow_decode(paths) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def node_load(table: readers.BenchTable, log: Path, slice_target=None) -> dict:
+def node_load(table: readers.BenchTable, log: Path, slice_target=None, warm=False) -> dict:
     """Starts a node (FloeNode copies this process's environment, FLOE_LOAD_NATIVE included),
-    loads the table, stops the node."""
+    loads the table, stops the node. With ``warm`` the node first loads and drops the same table
+    under another name, so that the timed load runs on code the JIT has compiled."""
     node = readers.FloeNode(log, readers.memory_limit_for(table), slice_target)
     try:
         serving = node.wait_serving()
         with readers.floe_client(node.address) as client:
+            if warm:
+                client.load("warm-up", table.metadata_location, wait=True)
+                client.drop("warm-up")
             started = readers.now()
             status = client.load(readers.DATASET, table.metadata_location, wait=True)
             seconds = readers.now() - started
@@ -64,6 +68,8 @@ def main(argv) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--slices", type=int,
                         help="alternate loads in about 8 slices with loads in about this many")
+    parser.add_argument("--warm", action="store_true",
+                        help="with --slices: time each node's second load (the first warms its JIT)")
     args = parser.parse_args(argv)
     if args.slices:
         table = readers.ensure_table(readers.ROOT / "data" / "bench-readers", args.rows,
@@ -75,7 +81,7 @@ def main(argv) -> int:
     paths = [f.path for f in table.files]
     logs = Path(tempfile.mkdtemp(prefix="node-load-"))
     if args.slices:
-        return slice_sweep(table, args.rounds, args.slices, logs)
+        return slice_sweep(table, args.rounds, args.slices, logs, args.warm)
     runs = {"native": [], "vectorized": [], "pyarrow": []}
     for round_ in range(args.rounds):
         order = [True, False] if round_ % 2 == 0 else [False, True]
@@ -106,21 +112,21 @@ def main(argv) -> int:
     return 0
 
 
-def slice_sweep(table: readers.BenchTable, rounds: int, slices: int, logs: Path) -> int:
+def slice_sweep(table: readers.BenchTable, rounds: int, slices: int, logs: Path, warm=False) -> int:
     """Target (d): the same table loaded by fresh nodes in about 8 slices and in about ``slices``,
-    alternated round by round."""
+    alternated round by round (with ``warm``, each node's second load of it)."""
     targets = {"few": readers.slice_target_for(table, 8), "many": readers.slice_target_for(table, slices)}
     runs = {"few": [], "many": []}
     for round_ in range(rounds):
         order = ["few", "many"] if round_ % 2 == 0 else ["many", "few"]
         for key in order:
-            facts = node_load(table, logs / f"node-{round_}-{key}.log", targets[key])
+            facts = node_load(table, logs / f"node-{round_}-{key}.log", targets[key], warm)
             runs[key].append(facts)
             print(f"round {round_}: {key:7} slices {facts['slices']:5}  serving {facts['serving_s']:.2f} s  "
                   f"load {facts['load_s']:.2f} s  decoders {facts['decoders']}", flush=True)
     best = {k: min(r["load_s"] for r in v) for k, v in runs.items()}
     median = {k: statistics.median(r["load_s"] for r in v) for k, v in runs.items()}
-    print(f"\n{table.rows:,} rows, {rounds} rounds; load seconds best | median")
+    print(f"\n{table.rows:,} rows, {rounds} rounds{', warm nodes' if warm else ''}; load seconds best | median")
     for key in runs:
         print(f"{key:7} {runs[key][0]['slices']:5} slices  {best[key]:.2f} | {median[key]:.2f} s")
     print(f"many / few: {best['many'] / best['few']:.2f}x best, "

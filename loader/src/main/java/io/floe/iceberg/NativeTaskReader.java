@@ -230,7 +230,8 @@ final class NativeTaskReader {
           names.add(name);
         }
       }
-      try (Dataset dataset = factory.finish();
+      // The inspected schema, so that the factory does not read the footer a second time.
+      try (Dataset dataset = factory.finish(fileSchema);
           Scanner scanner =
               dataset.newScan(
                   new ScanOptions(batchRows, Optional.of(names.toArray(String[]::new))));

@@ -5,6 +5,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.util.List;
 import org.apache.iceberg.io.FileIO;
 import org.apache.parquet.ParquetReadOptions;
 import org.apache.parquet.hadoop.ParquetFileReader;
@@ -26,20 +27,36 @@ final class ParquetFooters {
 
   private record Key(String location, long length) {}
 
-  private final Cache<Key, ParquetMetadata> footers =
+  private final Cache<Key, Footer> footers =
       Caffeine.newBuilder()
           .maximumWeight(MAX_COLUMN_CHUNKS)
-          .weigher((Key key, ParquetMetadata footer) -> columnChunks(footer))
+          .weigher((Key key, Footer footer) -> columnChunks(footer.metadata()))
           .expireAfterAccess(IDLE)
           .build();
+
+  /**
+   * A file's parsed footer, with each row group's midpoint (its first byte plus half its compressed
+   * size), which decides the split a row group belongs to.
+   */
+  record Footer(ParquetMetadata metadata, long[] midpoints) {
+    static Footer of(ParquetMetadata metadata) {
+      List<BlockMetaData> blocks = metadata.getBlocks();
+      long[] midpoints = new long[blocks.size()];
+      for (int i = 0; i < midpoints.length; i++) {
+        BlockMetaData block = blocks.get(i);
+        midpoints[i] = block.getStartingPos() + block.getCompressedSize() / 2;
+      }
+      return new Footer(metadata, midpoints);
+    }
+  }
 
   /**
    * The whole footer of the data file at {@code location}, read through {@code io} on first use.
    *
    * @throws UncheckedIOException when the file cannot be read or is not Parquet
    */
-  ParquetMetadata footer(FileIO io, String location, long length) {
-    return footers.get(new Key(location, length), key -> read(io, key));
+  Footer footer(FileIO io, String location, long length) {
+    return footers.get(new Key(location, length), key -> Footer.of(read(io, key)));
   }
 
   private static ParquetMetadata read(FileIO io, Key key) {

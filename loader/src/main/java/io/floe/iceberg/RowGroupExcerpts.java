@@ -95,12 +95,13 @@ public final class RowGroupExcerpts implements AutoCloseable {
   Excerpt write(FileIO io, List<FileScanTask> run, Schema requested, String nameMappingJson) {
     FileScanTask first = run.get(0);
     String location = first.file().location();
-    ParquetMetadata footer = footers.footer(io, location, first.file().fileSizeInBytes());
-    List<BlockMetaData> blocks = rowGroups(footer.getBlocks(), run);
+    ParquetFooters.Footer footer = footers.footer(io, location, first.file().fileSizeInBytes());
+    List<BlockMetaData> blocks = rowGroups(footer, run);
+    ParquetMetadata metadata = footer.metadata();
     MessageType projected =
-        project(footer.getFileMetaData().getSchema(), requested, nameMappingJson, location);
-    Map<String, String> metadata = new HashMap<>(footer.getFileMetaData().getKeyValueMetaData());
-    metadata.remove(ARROW_SCHEMA);
+        project(metadata.getFileMetaData().getSchema(), requested, nameMappingJson, location);
+    Map<String, String> keyValues = new HashMap<>(metadata.getFileMetaData().getKeyValueMetaData());
+    keyValues.remove(ARROW_SCHEMA);
     Path path = directory.resolve("excerpt-" + written.incrementAndGet() + ".parquet");
     long rows = blocks.stream().mapToLong(BlockMetaData::getRowCount).sum();
     try {
@@ -108,11 +109,10 @@ public final class RowGroupExcerpts implements AutoCloseable {
           new ParquetFileWriter(
               new LocalOutputFile(path), projected, ParquetFileWriter.Mode.CREATE, 0, 0);
       writer.start();
-      try (SeekableInputStream from =
-          new ParquetInput(io.newInputFile(location, first.file().fileSizeInBytes())).newStream()) {
+      try (SeekableInputStream from = source(io, location, first.file().fileSizeInBytes())) {
         writer.appendRowGroups(from, blocks, true);
       }
-      writer.end(metadata);
+      writer.end(keyValues);
       return new Excerpt(path, rows);
     } catch (IOException | RuntimeException e) {
       try {
@@ -137,16 +137,31 @@ public final class RowGroupExcerpts implements AutoCloseable {
   }
 
   /**
+   * The file's bytes: a local file straight from the file system once the FileIO has admitted its
+   * location (Hadoop's local file system reads through a checksumming layer), anything else through
+   * the FileIO.
+   */
+  private static SeekableInputStream source(FileIO io, String location, long length)
+      throws IOException {
+    org.apache.iceberg.io.InputFile admitted = io.newInputFile(location, length);
+    java.util.Optional<Path> local = NativeTaskReader.localPath(location);
+    return local.isPresent()
+        ? new org.apache.parquet.io.LocalInputFile(local.get()).newStream()
+        : new ParquetInput(admitted).newStream();
+  }
+
+  /**
    * The row groups whose midpoint lies in one of the tasks' byte ranges, in file order: how
    * Parquet's range filter assigns row groups to splits.
    */
-  static List<BlockMetaData> rowGroups(List<BlockMetaData> blocks, List<FileScanTask> run) {
+  static List<BlockMetaData> rowGroups(ParquetFooters.Footer footer, List<FileScanTask> run) {
+    List<BlockMetaData> blocks = footer.metadata().getBlocks();
+    long[] midpoints = footer.midpoints();
     List<BlockMetaData> picked = new ArrayList<>();
-    for (BlockMetaData block : blocks) {
-      long midpoint = block.getStartingPos() + block.getCompressedSize() / 2;
+    for (int i = 0; i < midpoints.length; i++) {
       for (FileScanTask task : run) {
-        if (midpoint >= task.start() && midpoint < task.start() + task.length()) {
-          picked.add(block);
+        if (midpoints[i] >= task.start() && midpoints[i] < task.start() + task.length()) {
+          picked.add(blocks.get(i));
           break;
         }
       }
