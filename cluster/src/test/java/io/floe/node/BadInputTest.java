@@ -267,7 +267,8 @@ class BadInputTest {
         FlightStatusCode.UNAUTHENTICATED,
         ErrorCode.TICKET_INVALID,
         "ticket");
-    String unsigned = "{\"dataset\":\"good\",\"slice\":\"good/1/0\",\"from\":0,\"to\":1}";
+    String unsigned =
+        "{\"kind\":\"slice\",\"dataset\":\"good\",\"slice\":\"good/1/0\",\"from\":0,\"to\":1}";
     assertStatus(
         () -> drain(new Ticket(unsigned.getBytes(StandardCharsets.UTF_8))),
         FlightStatusCode.UNAUTHENTICATED,

@@ -171,7 +171,7 @@ class TicketBindingTest {
         ObjectNode ticket = Json.parseObject(endpoint.getTicket().getBytes(), "ticket");
         assertThat(ticket.fieldNames())
             .toIterable()
-            .containsExactly("dataset", "slice", "from", "to", "expires", "sig");
+            .containsExactly("kind", "dataset", "slice", "from", "to", "expires", "sig");
         rows += rows(other, endpoint.getTicket(), null);
       }
       assertThat(rows).isEqualTo(1_000);

@@ -59,6 +59,16 @@ final class Fields {
     return value.asText();
   }
 
+  /** The message's {@code kind} tag, which must be {@code kind}. */
+  void requiredKind(String kind) {
+    String found = requiredString("kind");
+    if (!found.equals(kind)) {
+      throw new IllegalArgumentException(
+          String.format(
+              "Field 'kind' in %s must be '%s', got '%s'", what, kind, Excerpt.of(found)));
+    }
+  }
+
   /** A dataset name (checked as {@link DatasetSpec#checkName} does). */
   String requiredDatasetName(String field) {
     return DatasetSpec.checkName(requiredString(field));

@@ -23,7 +23,8 @@ public record JobReadRequest(
     Long batchTo,
     long batchStep,
     int batchesPerMessage,
-    List<String> avoid) {
+    List<String> avoid)
+    implements ReadCommand {
   private static final String WHAT = "job read command";
   private static final Set<String> FIELDS =
       Set.of(
@@ -114,32 +115,13 @@ public record JobReadRequest(
   }
 
   /**
-   * Whether a command reads a job (else a dataset shard): by its {@code kind}, which Floe's clients
-   * send; a command without one (a plain Flight client's) is a job read when it names a job.
+   * A command tagged {@code "kind": "job_read"} ({@link ReadCommand#parse} reads an untagged one).
    *
-   * @throws IllegalArgumentException for a kind that is neither
+   * @throws IllegalArgumentException naming what is missing, malformed or unknown
    */
-  public static boolean isJobCommand(ObjectNode command) {
-    if (!command.has("kind")) {
-      return command.has("job");
-    }
-    String kind = command.path("kind").asText("");
-    if (kind.equals(KIND)) {
-      return true;
-    }
-    if (kind.equals(ReadRequest.KIND)) {
-      return false;
-    }
-    throw new IllegalArgumentException(
-        String.format(
-            "Unknown kind '%s' of flight descriptor command; known: %s, %s",
-            io.floe.util.Excerpt.of(command.path("kind").asText(command.path("kind").toString())),
-            ReadRequest.KIND,
-            KIND));
-  }
-
   public static JobReadRequest parse(ObjectNode node) {
     Fields fields = new Fields(node, WHAT, FIELDS);
+    fields.requiredKind(KIND);
     Long from = fields.optionalLong("batch_from");
     Long step = fields.optionalLong("batch_step");
     return new JobReadRequest(
@@ -154,6 +136,7 @@ public record JobReadRequest(
         fields.optionalStrings("avoid"));
   }
 
+  @Override
   public byte[] toJson() {
     ObjectNode node = Json.object();
     node.put("kind", KIND);

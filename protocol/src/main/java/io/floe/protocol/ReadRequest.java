@@ -10,7 +10,7 @@ import java.util.Set;
  * many. Shard {@code i} of {@code n} is a contiguous global row range; every reader of one dataset
  * shares one copy whatever its shard count.
  */
-public record ReadRequest(String dataset, int shardIndex, int shardCount) {
+public record ReadRequest(String dataset, int shardIndex, int shardCount) implements ReadCommand {
   private static final String WHAT = "flight descriptor command";
 
   /** The {@code kind} of a command descriptor that reads a shard of a dataset. */
@@ -36,15 +36,20 @@ public record ReadRequest(String dataset, int shardIndex, int shardCount) {
     return parse(Json.parseObject(command, WHAT));
   }
 
-  /** A command already read as JSON (the node reads it once to learn its kind). */
-  public static ReadRequest parse(ObjectNode node) {
+  /**
+   * A command tagged {@code "kind": "shard_read"} ({@link ReadCommand#parse} reads an untagged
+   * one).
+   */
+  static ReadRequest parse(ObjectNode node) {
     Fields fields = new Fields(node, WHAT, Set.of("kind", "dataset", "shard_index", "shard_count"));
+    fields.requiredKind(KIND);
     return new ReadRequest(
         fields.requiredDatasetName("dataset"),
         fields.optionalInt("shard_index", 0),
         fields.optionalInt("shard_count", 1));
   }
 
+  @Override
   public byte[] toJson() {
     ObjectNode node = Json.object();
     node.put("kind", KIND);

@@ -1,21 +1,34 @@
 package io.floe.ticket;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.protocol.Json;
 import io.floe.spec.DatasetSpec;
 import io.floe.util.Excerpt;
 import io.floe.util.Preconditions;
-import java.util.Set;
+import java.util.List;
 import org.apache.arrow.flight.Ticket;
 
 /**
  * What one {@code DoGet} serves: rows {@code [from, to)} of one slice of one dataset. On the wire
- * it is a small JSON object, signed by {@link TicketSigner}; clients may read it (to resume a slice
- * range after a failure) but cannot change it.
+ * it is a small JSON object ({@link #CODEC}), signed by {@link TicketSigner}; clients may read it
+ * (to resume a slice range after a failure) but cannot change it.
  */
 public record FloeTicket(String dataset, String sliceId, long from, long to)
     implements SignedTicket {
-  private static final String WHAT = "ticket";
+  private static final TicketField<FloeTicket, String> DATASET =
+      TicketField.text("dataset", FloeTicket::dataset);
+  private static final TicketField<FloeTicket, String> SLICE =
+      TicketField.text("slice", FloeTicket::sliceId);
+  private static final TicketField<FloeTicket, Long> FROM =
+      TicketField.int64("from", FloeTicket::from);
+  private static final TicketField<FloeTicket, Long> TO = TicketField.int64("to", FloeTicket::to);
+
+  /** The wire form: {@code {"kind": "slice", "dataset", "slice", "from", "to"}}. */
+  static final TicketCodec<FloeTicket> CODEC =
+      new TicketCodec<>(
+          "slice",
+          List.of(DATASET, SLICE, FROM, TO),
+          node ->
+              new FloeTicket(DATASET.read(node), SLICE.read(node), FROM.read(node), TO.read(node)));
 
   public FloeTicket {
     DatasetSpec.checkName(dataset);
@@ -32,40 +45,17 @@ public record FloeTicket(String dataset, String sliceId, long from, long to)
     return to - from;
   }
 
-  @Override
-  public String canonical() {
-    return String.join(
-        "\n", "floe-ticket-v1", dataset, sliceId, Long.toString(from), Long.toString(to));
-  }
-
-  @Override
-  public void writeTo(ObjectNode node) {
-    node.put("dataset", dataset);
-    node.put("slice", sliceId);
-    node.put("from", from);
-    node.put("to", to);
-  }
-
   /**
+   * What a slice ticket names, as a client reads it (to resume a slice range): not verified, which
+   * only the nodes can do.
+   *
    * @throws IllegalArgumentException naming what is wrong with the ticket
    */
   public static FloeTicket parse(Ticket ticket) {
-    return parse(Json.parseObject(ticket.getBytes(), WHAT));
-  }
-
-  static FloeTicket parse(ObjectNode node) {
-    for (String field : Set.of("dataset", "slice", "from", "to")) {
-      if (!node.hasNonNull(field)) {
-        throw new IllegalArgumentException("Invalid ticket: missing '" + field + "'");
-      }
+    try {
+      return CODEC.read(Json.parseObject(ticket.getBytes(), "ticket"));
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("Invalid slice ticket: " + e.getMessage(), e);
     }
-    if (!node.get("from").canConvertToLong() || !node.get("to").canConvertToLong()) {
-      throw new IllegalArgumentException("Invalid ticket: 'from' and 'to' must be integers");
-    }
-    return new FloeTicket(
-        node.get("dataset").asText(),
-        node.get("slice").asText(),
-        node.get("from").asLong(),
-        node.get("to").asLong());
   }
 }

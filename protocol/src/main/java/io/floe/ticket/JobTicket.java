@@ -1,16 +1,11 @@
 package io.floe.ticket;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.job.JobRead;
 import io.floe.job.JobSpec;
 import io.floe.job.OrderSettings;
 import io.floe.job.TailPolicy;
-import io.floe.protocol.Json;
 import io.floe.spec.DatasetSpec;
 import io.floe.util.Preconditions;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -37,7 +32,105 @@ public record JobTicket(
     int batchesPerMessage,
     List<String> avoid)
     implements SignedTicket {
-  static final String KIND = "job";
+  private static final TicketField<JobTicket, String> DATASET =
+      TicketField.text("dataset", JobTicket::dataset);
+  private static final TicketField<JobTicket, String> HOLDER =
+      TicketField.text("holder", JobTicket::holder);
+  private static final TicketField<JobTicket, String> PLACEMENT =
+      TicketField.text("placement", JobTicket::placement);
+  private static final TicketField<JobTicket, String> JOB = TicketField.text("job", JobTicket::job);
+  private static final TicketField<JobTicket, String> LAYOUT =
+      TicketField.text("layout", t -> t.read().layout());
+  private static final TicketField<JobTicket, Long> EPOCH =
+      TicketField.int64("epoch", t -> t.read().epoch());
+  private static final TicketField<JobTicket, Long> SEED =
+      TicketField.int64("seed", t -> t.read().order().seed());
+  private static final TicketField<JobTicket, Boolean> SHUFFLE =
+      TicketField.bool("shuffle", t -> t.read().order().shuffle());
+  private static final TicketField<JobTicket, Integer> BLOCK_ROWS =
+      TicketField.int32("block_rows", t -> t.read().order().blockRows());
+  private static final TicketField<JobTicket, Integer> WINDOW_BLOCKS =
+      TicketField.int32("window_blocks", t -> t.read().order().windowBlocks());
+  // Single rows, the only unit before runs existed, by default.
+  private static final TicketField<JobTicket, Integer> RUN_ROWS =
+      TicketField.<JobTicket>int32("run_rows", t -> t.read().order().runRows()).byDefault(1);
+  private static final TicketField<JobTicket, Integer> BATCH_ROWS =
+      TicketField.int32("batch_rows", t -> t.read().batchRows());
+  private static final TicketField<JobTicket, String> TAIL =
+      TicketField.text("tail", t -> t.read().tail().wireName());
+  private static final TicketField<JobTicket, List<String>> COLUMNS =
+      TicketField.texts("columns", JobTicket::columns);
+  private static final TicketField<JobTicket, Integer> WORLD_SIZE =
+      TicketField.int32("world_size", t -> t.read().worldSize());
+  private static final TicketField<JobTicket, Integer> RANK =
+      TicketField.int32("rank", t -> t.read().rank());
+  private static final TicketField<JobTicket, Long> BATCH_FROM =
+      TicketField.int64("batch_from", t -> t.read().batchFrom());
+  private static final TicketField<JobTicket, Long> BATCH_TO =
+      TicketField.int64("batch_to", t -> t.read().batchTo());
+  private static final TicketField<JobTicket, Long> BATCH_STEP =
+      TicketField.int64("batch_step", t -> t.read().batchStep());
+  private static final TicketField<JobTicket, Integer> BATCHES_PER_MESSAGE =
+      TicketField.int32("batches_per_message", JobTicket::batchesPerMessage).byDefault(1);
+  // Absent from tickets placed as the layout says.
+  private static final TicketField<JobTicket, List<String>> AVOID =
+      TicketField.texts("avoid", JobTicket::avoid).byDefault(List.of());
+
+  /**
+   * The wire form: flat, the read's fields beside the ticket's own. A field with a default is left
+   * out while it has it, so a node that knows nothing of runs, grouping or avoiding refuses only
+   * the tickets that use them.
+   */
+  static final TicketCodec<JobTicket> CODEC =
+      new TicketCodec<>(
+          "job",
+          List.of(
+              DATASET,
+              HOLDER,
+              PLACEMENT,
+              JOB,
+              LAYOUT,
+              EPOCH,
+              SEED,
+              SHUFFLE,
+              BLOCK_ROWS,
+              WINDOW_BLOCKS,
+              RUN_ROWS,
+              BATCH_ROWS,
+              TAIL,
+              COLUMNS,
+              WORLD_SIZE,
+              RANK,
+              BATCH_FROM,
+              BATCH_TO,
+              BATCH_STEP,
+              BATCHES_PER_MESSAGE,
+              AVOID),
+          node ->
+              new JobTicket(
+                  DATASET.read(node),
+                  HOLDER.read(node),
+                  PLACEMENT.read(node),
+                  JOB.read(node),
+                  new JobRead(
+                      LAYOUT.read(node),
+                      EPOCH.read(node),
+                      new OrderSettings(
+                          SEED.read(node),
+                          SHUFFLE.read(node),
+                          BLOCK_ROWS.read(node),
+                          WINDOW_BLOCKS.read(node),
+                          RUN_ROWS.read(node)),
+                      BATCH_ROWS.read(node),
+                      TailPolicy.parse(TAIL.read(node)),
+                      WORLD_SIZE.read(node),
+                      RANK.read(node),
+                      BATCH_FROM.read(node),
+                      BATCH_TO.read(node),
+                      BATCH_STEP.read(node)),
+                  COLUMNS.read(node),
+                  BATCHES_PER_MESSAGE.read(node),
+                  AVOID.read(node)));
 
   public JobTicket {
     DatasetSpec.checkName(dataset);
@@ -79,169 +172,5 @@ public record JobTicket(
       JobRead read,
       List<String> columns) {
     this(dataset, holder, placement, job, read, columns, 1, List.of());
-  }
-
-  static boolean isJobTicket(ObjectNode node) {
-    return KIND.equals(node.path("kind").asText(null));
-  }
-
-  @Override
-  public String canonical() {
-    String text =
-        String.join(
-            "\n",
-            "floe-job-ticket-v2",
-            dataset,
-            holder,
-            placement,
-            job,
-            read.layout(),
-            Long.toString(read.epoch()),
-            Long.toString(read.order().seed()),
-            Boolean.toString(read.order().shuffle()),
-            Integer.toString(read.order().blockRows()),
-            Integer.toString(read.order().windowBlocks()),
-            Integer.toString(read.batchRows()),
-            read.tail().wireName(),
-            Json.string(columnsJson()),
-            Integer.toString(read.worldSize()),
-            Integer.toString(read.rank()),
-            Long.toString(read.batchFrom()),
-            Long.toString(read.batchTo()),
-            Long.toString(read.batchStep()));
-    // Single-row units, the only kind before runs existed, sign as they did then, so those tickets
-    // verify on nodes of either age; a run order signs its run length too, so a node that knows no
-    // runs refuses its tickets rather than serving single rows.
-    int runRows = read.order().runRows();
-    if (runRows != 1) {
-      text += "\nrun_rows=" + runRows;
-    }
-    // Likewise for record batches of several global batches: a node that cannot frame them so
-    // refuses the ticket rather than sending a framing its reader does not expect.
-    if (batchesPerMessage != 1) {
-      text += "\nbatches_per_message=" + batchesPerMessage;
-    }
-    // And for a placement that avoided nodes: a node that does not know replicas refuses it
-    // rather than serving the slices the layout places on it.
-    return avoid.isEmpty() ? text : text + "\navoid=" + Json.string(strings(avoid));
-  }
-
-  private ArrayNode columnsJson() {
-    return strings(columns);
-  }
-
-  private static ArrayNode strings(List<String> values) {
-    ArrayNode array = Json.object().arrayNode();
-    values.forEach(array::add);
-    return array;
-  }
-
-  @Override
-  public void writeTo(ObjectNode node) {
-    node.put("kind", KIND);
-    node.put("dataset", dataset);
-    node.put("holder", holder);
-    node.put("placement", placement);
-    node.put("job", job);
-    node.put("layout", read.layout());
-    node.put("epoch", read.epoch());
-    node.put("seed", read.order().seed());
-    node.put("shuffle", read.order().shuffle());
-    node.put("block_rows", read.order().blockRows());
-    node.put("window_blocks", read.order().windowBlocks());
-    node.put("run_rows", read.order().runRows());
-    node.put("batch_rows", read.batchRows());
-    node.put("tail", read.tail().wireName());
-    node.set("columns", columnsJson());
-    node.put("world_size", read.worldSize());
-    node.put("rank", read.rank());
-    node.put("batch_from", read.batchFrom());
-    node.put("batch_to", read.batchTo());
-    node.put("batch_step", read.batchStep());
-    if (batchesPerMessage != 1) {
-      node.put("batches_per_message", batchesPerMessage);
-    }
-    if (!avoid.isEmpty()) {
-      node.set("avoid", strings(avoid));
-    }
-  }
-
-  /**
-   * @throws IllegalArgumentException naming what is missing or malformed
-   */
-  static JobTicket parse(ObjectNode node) {
-    List<String> columns = texts(node, "columns", true);
-    return new JobTicket(
-        text(node, "dataset"),
-        text(node, "holder"),
-        text(node, "placement"),
-        text(node, "job"),
-        new JobRead(
-            text(node, "layout"),
-            number(node, "epoch"),
-            new OrderSettings(
-                number(node, "seed"),
-                bool(node, "shuffle"),
-                Math.toIntExact(number(node, "block_rows")),
-                Math.toIntExact(number(node, "window_blocks")),
-                // Absent from tickets of nodes from before runs: single rows.
-                node.has("run_rows") ? Math.toIntExact(number(node, "run_rows")) : 1),
-            Math.toIntExact(number(node, "batch_rows")),
-            TailPolicy.parse(text(node, "tail")),
-            Math.toIntExact(number(node, "world_size")),
-            Math.toIntExact(number(node, "rank")),
-            number(node, "batch_from"),
-            number(node, "batch_to"),
-            number(node, "batch_step")),
-        columns,
-        // Absent from tickets of one global batch per record batch.
-        node.has("batches_per_message") ? Math.toIntExact(number(node, "batches_per_message")) : 1,
-        // Absent from tickets placed as the layout says.
-        texts(node, "avoid", false));
-  }
-
-  private static List<String> texts(ObjectNode node, String name, boolean required) {
-    JsonNode array = node.get(name);
-    if (array == null && !required) {
-      return List.of();
-    }
-    if (array == null || !array.isArray()) {
-      throw new IllegalArgumentException("Invalid job ticket: '" + name + "' must be an array");
-    }
-    List<String> values = new ArrayList<>();
-    array.forEach(value -> values.add(value.asText()));
-    return values;
-  }
-
-  private static JsonNode field(ObjectNode node, String name) {
-    JsonNode value = node.get(name);
-    if (value == null || value.isNull()) {
-      throw new IllegalArgumentException("Invalid job ticket: missing '" + name + "'");
-    }
-    return value;
-  }
-
-  private static String text(ObjectNode node, String name) {
-    JsonNode value = field(node, name);
-    if (!value.isTextual()) {
-      throw new IllegalArgumentException("Invalid job ticket: '" + name + "' must be a string");
-    }
-    return value.asText();
-  }
-
-  private static long number(ObjectNode node, String name) {
-    JsonNode value = field(node, name);
-    if (!value.isIntegralNumber() || !value.canConvertToLong()) {
-      throw new IllegalArgumentException("Invalid job ticket: '" + name + "' must be an integer");
-    }
-    return value.asLong();
-  }
-
-  private static boolean bool(ObjectNode node, String name) {
-    JsonNode value = field(node, name);
-    if (!value.isBoolean()) {
-      throw new IllegalArgumentException("Invalid job ticket: '" + name + "' must be a boolean");
-    }
-    return value.asBoolean();
   }
 }

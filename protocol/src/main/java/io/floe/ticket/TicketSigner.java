@@ -25,21 +25,33 @@ import org.apache.arrow.flight.Ticket;
  * Every node of a cluster must share the secret, since any node plans tickets for slices that other
  * nodes serve.
  *
+ * <p>The signature covers the bytes the ticket's {@link TicketCodec} writes (its {@code kind} and
+ * fields), followed by the caller it is bound to, if any, and its expiry: the ticket as sent, up to
+ * its {@code "sig"}. {@link #verify} reads the ticket, encodes what it read again and checks the
+ * signature over those bytes rather than over the bytes it received: what is checked is then a
+ * function of the values the node goes on to serve, so field order, whitespace, escapes or a
+ * repeated key cannot make the checked text differ from what is served, and the codec refuses
+ * fields it does not know. Each field is named once, in its type's codec, so no second list of the
+ * signed fields can leave one out.
+ *
  * <p>A ticket may be <em>bound</em> to the caller that planned it (its tenant and name, as the node
  * authenticated it): the caller is written into the ticket as {@code "caller": {"tenant": ...,
  * "name": ...}} and signed with it, and only that caller may present it ({@link #verify(Ticket,
  * Owner)}); anyone else gets {@link ErrorCode#TICKET_WRONG_CALLER}. Binding is to a name, not a
  * connection, so every process of one caller (a DataLoader's workers sharing a token, any node of
  * the cluster) may present it. An unbound ticket (one planned for the anonymous caller of a node
- * without tokens) has no such field and signs exactly the text tickets signed before binding
- * existed, so its bytes are unchanged and older tickets still verify.
+ * without tokens) has no such field and may be presented by anyone.
  */
 public final class TicketSigner {
   private static final String ALGORITHM = "HmacSHA256";
   private static final int MIN_SECRET_BYTES = 16;
 
-  /** The field of a bound ticket that names its caller. */
-  static final String CALLER = "caller";
+  // The fields the signer adds after the ticket's own, and those of a caller.
+  private static final String CALLER = "caller";
+  private static final String EXPIRES = "expires";
+  private static final String SIG = "sig";
+  private static final String TENANT = "tenant";
+  private static final String NAME = "name";
 
   private final SecretKeySpec key;
   private final Duration ttl;
@@ -85,13 +97,8 @@ public final class TicketSigner {
     Preconditions.checkArgument(
         caller == null || caller.caller() != null, "Invalid ticket caller: %s has no name", caller);
     long expires = clock.millis() + ttl.toMillis();
-    ObjectNode node = Json.object();
-    ticket.writeTo(node);
-    if (caller != null) {
-      node.set(CALLER, callerJson(caller));
-    }
-    node.put("expires", expires);
-    node.put("sig", signature(ticket, caller, expires));
+    ObjectNode node = signed(ticket, caller, expires);
+    node.put(SIG, signature(Json.bytes(node)));
     return new Ticket(Json.bytes(node));
   }
 
@@ -120,21 +127,24 @@ public final class TicketSigner {
     String signature;
     try {
       ObjectNode node = Json.parseObject(ticket.getBytes(), "ticket");
-      parsed = JobTicket.isJobTicket(node) ? JobTicket.parse(node) : FloeTicket.parse(node);
-      bound = node.has(CALLER) ? parseCaller(node.get(CALLER)) : null;
-      if (!node.hasNonNull("sig") || !node.get("sig").isTextual()) {
+      JsonNode sig = node.remove(SIG);
+      JsonNode expiry = node.remove(EXPIRES);
+      JsonNode caller = node.remove(CALLER);
+      parsed = TicketCodec.decodeAny(node);
+      bound = caller == null ? null : parseCaller(caller);
+      if (sig == null || !sig.isTextual()) {
         throw unauthenticated("ticket is not signed");
       }
-      if (!node.hasNonNull("expires") || !node.get("expires").canConvertToLong()) {
+      if (expiry == null || !expiry.isIntegralNumber() || !expiry.canConvertToLong()) {
         throw unauthenticated("ticket has no expiry");
       }
-      expires = node.get("expires").asLong();
-      signature = node.get("sig").asText();
-    } catch (IllegalArgumentException | ArithmeticException e) {
-      // ArithmeticException: a number altered out of its range.
+      expires = expiry.asLong();
+      signature = sig.asText();
+    } catch (IllegalArgumentException e) {
       throw unauthenticated("ticket is not one of Floe's: " + e.getMessage());
     }
-    byte[] expected = signature(parsed, bound, expires).getBytes(StandardCharsets.US_ASCII);
+    byte[] expected =
+        signature(Json.bytes(signed(parsed, bound, expires))).getBytes(StandardCharsets.US_ASCII);
     if (!MessageDigest.isEqual(expected, signature.getBytes(StandardCharsets.US_ASCII))) {
       throw unauthenticated("ticket signature does not match its contents");
     }
@@ -160,8 +170,8 @@ public final class TicketSigner {
 
   private static ObjectNode callerJson(Owner caller) {
     ObjectNode node = Json.object();
-    node.put("tenant", caller.tenant());
-    node.put("name", caller.caller());
+    node.put(TENANT, caller.tenant());
+    node.put(NAME, caller.caller());
     return node;
   }
 
@@ -172,29 +182,33 @@ public final class TicketSigner {
     if (node == null
         || !node.isObject()
         || node.size() != 2
-        || !node.path("tenant").isTextual()
-        || !node.path("name").isTextual()
-        || node.get("name").asText().isEmpty()) {
+        || !node.path(TENANT).isTextual()
+        || !node.path(NAME).isTextual()
+        || node.get(NAME).asText().isEmpty()) {
       throw new IllegalArgumentException(
-          "Invalid ticket: '" + CALLER + "' must be {\"tenant\": ..., \"name\": ...}");
+          String.format("'%s' must be {\"%s\": ..., \"%s\": ...}", CALLER, TENANT, NAME));
     }
-    return new Owner(node.get("tenant").asText(), node.get("name").asText());
+    return new Owner(node.get(TENANT).asText(), node.get(NAME).asText());
   }
 
   /**
-   * The text the signature covers: the ticket's own, its expiry and, for a bound ticket only, its
-   * caller (so an unbound ticket signs what tickets signed before binding existed; the caller's
-   * JSON ends in a brace, the expiry in a digit, so neither can pass for the other).
+   * The object the signature covers and the ticket is sent as (with {@code sig} after it): the
+   * ticket as its codec writes it, then, for a bound ticket only, its caller, then its expiry.
    */
-  private String signature(SignedTicket ticket, Owner caller, long expires) {
-    String canonical = ticket.canonical() + "\n" + expires;
+  private static ObjectNode signed(SignedTicket ticket, Owner caller, long expires) {
+    ObjectNode node = TicketCodec.encodeAny(ticket);
     if (caller != null) {
-      canonical += "\n" + CALLER + "=" + Json.string(callerJson(caller));
+      node.set(CALLER, callerJson(caller));
     }
+    node.put(EXPIRES, expires);
+    return node;
+  }
+
+  private String signature(byte[] signed) {
     try {
       Mac mac = Mac.getInstance(ALGORITHM);
       mac.init(key);
-      return HexFormat.of().formatHex(mac.doFinal(canonical.getBytes(StandardCharsets.UTF_8)));
+      return HexFormat.of().formatHex(mac.doFinal(signed));
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("HMAC-SHA256 unavailable", e);
     }

@@ -196,18 +196,67 @@ class RequestCodecsTest {
   @Test
   void descriptorsSayTheirKindAndAnUnknownKindIsRefused() {
     JobReadRequest jobRead = new JobReadRequest("train", 3, 4, 2, 1, 99L, 2);
-    var jobCommand = Json.parseObject(jobRead.toJson(), "command");
-    assertThat(JobReadRequest.isJobCommand(jobCommand)).isTrue();
-    assertThat(JobReadRequest.parse(jobCommand)).isEqualTo(jobRead);
+    assertThat(Json.parseObject(jobRead.toJson(), "command").path("kind").asText())
+        .isEqualTo("job_read");
+    assertThat(ReadCommand.parse(jobRead.toJson())).isEqualTo(jobRead);
 
     ReadRequest shard = new ReadRequest("events", 1, 4);
-    var shardCommand = Json.parseObject(shard.toJson(), "command");
-    assertThat(JobReadRequest.isJobCommand(shardCommand)).isFalse();
-    assertThat(ReadRequest.parse(shardCommand)).isEqualTo(shard);
+    assertThat(Json.parseObject(shard.toJson(), "command").path("kind").asText())
+        .isEqualTo("shard_read");
+    assertThat(ReadCommand.parse(shard.toJson())).isEqualTo(shard);
 
-    var unknown = Json.parseObject(json("{\"kind\": \"sql\", \"dataset\": \"events\"}"), "command");
-    assertThatThrownBy(() -> JobReadRequest.isJobCommand(unknown))
+    assertThatThrownBy(
+            () -> ReadCommand.parse(json("{\"kind\": \"sql\", \"dataset\": \"events\"}")))
         .hasMessageContaining("Unknown kind 'sql'");
+    assertThatThrownBy(() -> ReadCommand.parse(json("{\"kind\": 3, \"dataset\": \"events\"}")))
+        .hasMessageContaining("Field 'kind' in flight descriptor command must be");
+  }
+
+  /** Each codec reads only commands tagged with its own kind: it never guesses from the fields. */
+  @Test
+  void aCodecReadsOnlyCommandsOfItsOwnKind() {
+    var untagged = Json.parseObject(json("{\"job\": \"train\", \"epoch\": 0}"), "command");
+    assertThatThrownBy(() -> JobReadRequest.parse(untagged))
+        .hasMessageContaining("Missing field 'kind' in job read command");
+    var shard = Json.parseObject(new ReadRequest("events", 0, 1).toJson(), "command");
+    shard.remove("dataset");
+    shard.put("job", "train");
+    shard.put("epoch", 0);
+    shard.remove("shard_index");
+    shard.remove("shard_count");
+    assertThatThrownBy(() -> JobReadRequest.parse(shard))
+        .hasMessageContaining(
+            "Field 'kind' in job read command must be 'job_read', got 'shard_read'");
+    var job = Json.parseObject(new JobReadRequest("train", 0, 1, 0, 0, null, 1).toJson(), "c");
+    job.retain("kind");
+    job.put("dataset", "events");
+    assertThatThrownBy(() -> ReadRequest.parse(Json.bytes(job)))
+        .hasMessageContaining(
+            "Field 'kind' in flight descriptor command must be 'shard_read', got 'job_read'");
+  }
+
+  /**
+   * A plain Flight client may leave {@code kind} out: the one name the command carries says which
+   * it is ({@code job}: job_read, {@code dataset}: shard_read), as docs/protocol.md says; a command
+   * naming both or neither is refused rather than guessed.
+   */
+  @Test
+  void aCommandWithoutAKindIsTheOneItsNameSays() {
+    assertThat(
+            ReadCommand.parse(
+                json("{\"job\": \"train\", \"epoch\": 3, \"world_size\": 4, \"rank\": 2}")))
+        .isEqualTo(new JobReadRequest("train", 3, 4, 2, 0, null, 1));
+    assertThat(ReadCommand.parse(json("{\"dataset\": \"events\", \"shard_count\": 2}")))
+        .isEqualTo(new ReadRequest("events", 0, 2));
+    assertThatThrownBy(
+            () ->
+                ReadCommand.parse(
+                    json("{\"dataset\": \"events\", \"job\": \"train\", \"epoch\": 0}")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("without 'kind' names both 'job' and 'dataset'");
+    assertThatThrownBy(() -> ReadCommand.parse(json("{\"shard_count\": 2}")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("without 'kind' names neither 'dataset' nor 'job'");
   }
 
   @Test

@@ -50,18 +50,86 @@ class TicketSignerTest {
   }
 
   /**
-   * Tickets of single-row orders sign the text they signed before runs existed, and a ticket
-   * written by such a node (no {@code run_rows}) verifies and reads as single rows; a run order's
-   * ticket signs its run length, so a node that knows no runs would refuse it.
+   * The signature covers the ticket as sent up to its {@code sig}: the bytes its codec writes (the
+   * {@code kind} first, then its fields), then for a bound ticket its caller, then its expiry.
    */
   @Test
-  void singleRowTicketsSignAsBeforeRunsAndRunTicketsSignTheirRuns() {
+  void theSignatureCoversTheCodecsBytesAsSent() throws Exception {
     TicketSigner signer = signer(NOW);
-    assertThat(JOB.canonical()).doesNotContain("run_rows").endsWith("\n2\n40\n3");
-    ObjectNode older = Json.parseObject(signer.sign(JOB).getBytes(), "ticket");
-    older.remove("run_rows");
-    assertThat(((JobTicket) signer.verify(new Ticket(Json.bytes(older)))).read().order().runRows())
-        .isEqualTo(1);
+    long expires = NOW.plus(Duration.ofMinutes(10)).toEpochMilli();
+    for (SignedTicket ticket : List.of(SHARD, JOB)) {
+      for (Owner caller : new Owner[] {null, TRAINER}) {
+        ObjectNode sent = Json.parseObject(signer.sign(ticket, caller).getBytes(), "ticket");
+        String sig = sent.remove("sig").asText();
+        assertThat(sig).isEqualTo(hmac(Json.bytes(sent)));
+        ObjectNode expected = TicketCodec.encodeAny(ticket);
+        if (caller != null) {
+          expected.set(
+              "caller",
+              Json.parseObject(
+                  "{\"tenant\":\"team-a\",\"name\":\"trainer-1\"}".getBytes(StandardCharsets.UTF_8),
+                  "caller"));
+        }
+        expected.put("expires", expires);
+        assertThat(Json.string(sent)).isEqualTo(Json.string(expected));
+      }
+    }
+    assertThat(Json.string(TicketCodec.encodeAny(SHARD)))
+        .isEqualTo(
+            "{\"kind\":\"slice\",\"dataset\":\"events\",\"slice\":\"events/g1-s0\",\"from\":10,\"to\":250}");
+  }
+
+  /**
+   * A node checks the signature over the ticket it read, encoded again, not over the bytes it got:
+   * the same values in another field order or spacing are the same ticket, and a repeated key is
+   * checked as the value the node goes on to serve.
+   */
+  @Test
+  void fieldOrderAndSpacingDoNotChangeATicketButARepeatedKeyCannotSlipPastTheSignature()
+      throws Exception {
+    TicketSigner signer = signer(NOW);
+    ObjectNode sent = Json.parseObject(signer.sign(JOB, TRAINER).getBytes(), "ticket");
+    List<String> names = new java.util.ArrayList<>();
+    sent.fieldNames().forEachRemaining(names::add);
+    java.util.Collections.reverse(names);
+    ObjectNode reordered = Json.object();
+    names.forEach(name -> reordered.set(name, sent.get(name)));
+    byte[] spaced =
+        new com.fasterxml.jackson.databind.ObjectMapper()
+            .writerWithDefaultPrettyPrinter()
+            .writeValueAsBytes(reordered);
+    assertThat(new String(spaced, StandardCharsets.UTF_8)).startsWith("{\n  \"sig\"");
+    assertThat(signer.verify(new Ticket(spaced), TRAINER)).isEqualTo(JOB);
+
+    String text = Json.string(sent);
+    // The last of a repeated key is the one read: first, the signed value is last; then another.
+    Ticket signedLast =
+        new Ticket(("{\"rank\":2," + text.substring(1)).getBytes(StandardCharsets.UTF_8));
+    assertThat(signer.verify(signedLast, TRAINER)).isEqualTo(JOB);
+    Ticket otherLast =
+        new Ticket(
+            (text.substring(0, text.length() - 1) + ",\"rank\":2}")
+                .getBytes(StandardCharsets.UTF_8));
+    assertThatThrownBy(() -> signer.verify(otherLast, TRAINER))
+        .satisfies(e -> assertThat(ErrorCode.of(e)).contains(ErrorCode.TICKET_INVALID))
+        .hasMessageContaining("signature does not match");
+  }
+
+  /**
+   * A field with a default (single-row runs, one global batch per record batch, no nodes avoided)
+   * is left out while it has it, so such tickets carry no field a node that knows nothing of runs,
+   * grouping or replicas would refuse; a ticket that uses one signs it, so taking it out (as such a
+   * node would read it) breaks the signature rather than serving single rows, one batch per record
+   * batch or another placement's slices.
+   */
+  @Test
+  void fieldsWithDefaultsAreLeftOutUnlessUsedAndThenSigned() {
+    TicketSigner signer = signer(NOW);
+    ObjectNode plain = Json.parseObject(signer.sign(JOB).getBytes(), "ticket");
+    assertThat(plain.has("run_rows")).isFalse();
+    assertThat(plain.has("batches_per_message")).isFalse();
+    assertThat(plain.has("avoid")).isFalse();
+    assertThat(((JobTicket) signer.verify(signer.sign(JOB))).read().order().runRows()).isEqualTo(1);
 
     JobRead read = JOB.read();
     JobTicket runs =
@@ -77,42 +145,9 @@ class TicketSignerTest {
                 read.batchFrom(),
                 read.batchTo(),
                 read.batchStep()));
-    assertThat(runs.canonical()).isEqualTo(JOB.canonical() + "\nrun_rows=10");
-    assertThat(signer.verify(signer.sign(runs))).isEqualTo(runs);
-    ObjectNode altered = Json.parseObject(signer.sign(runs).getBytes(), "ticket");
-    altered.remove("run_rows");
-    assertRefused(signer, altered, "signature does not match");
-  }
-
-  /**
-   * A ticket for one global batch per record batch signs as tickets did before grouping and carries
-   * no {@code batches_per_message}; a grouped ticket signs it, so taking it out (which a node that
-   * cannot group would do) breaks the signature.
-   */
-  @Test
-  void groupedTicketsSignHowManyBatchesARecordBatchHolds() {
-    TicketSigner signer = signer(NOW);
-    assertThat(JOB.canonical()).doesNotContain("batches_per_message");
-    assertThat(Json.parseObject(signer.sign(JOB).getBytes(), "ticket").has("batches_per_message"))
-        .isFalse();
     JobTicket grouped =
         new JobTicket(
             JOB.dataset(), JOB.holder(), JOB.placement(), JOB.job(), JOB.read(), JOB.columns(), 8);
-    assertThat(grouped.canonical()).isEqualTo(JOB.canonical() + "\nbatches_per_message=8");
-    assertThat(signer.verify(signer.sign(grouped))).isEqualTo(grouped);
-    ObjectNode altered = Json.parseObject(signer.sign(grouped).getBytes(), "ticket");
-    altered.remove("batches_per_message");
-    assertRefused(signer, altered, "signature does not match");
-  }
-
-  /**
-   * A ticket placed around nodes a reader could not reach signs those nodes: the serving node
-   * places slices by them, so a reader who took one out would be served another placement's rows.
-   */
-  @Test
-  void ticketsPlacedAroundNodesSignTheNodes() {
-    TicketSigner signer = signer(NOW);
-    assertThat(JOB.canonical()).doesNotContain("avoid");
     JobTicket avoiding =
         new JobTicket(
             JOB.dataset(),
@@ -123,48 +158,66 @@ class TicketSignerTest {
             JOB.columns(),
             1,
             List.of("grpc+tcp://127.0.0.1:47471"));
-    assertThat(avoiding.canonical())
-        .isEqualTo(JOB.canonical() + "\navoid=[\"grpc+tcp://127.0.0.1:47471\"]");
-    assertThat(signer.verify(signer.sign(avoiding))).isEqualTo(avoiding);
-    ObjectNode altered = Json.parseObject(signer.sign(avoiding).getBytes(), "ticket");
-    altered.remove("avoid");
-    assertRefused(signer, altered, "signature does not match");
+    for (Object[] used :
+        new Object[][] {
+          {runs, "run_rows"}, {grouped, "batches_per_message"}, {avoiding, "avoid"}
+        }) {
+      JobTicket ticket = (JobTicket) used[0];
+      String field = (String) used[1];
+      assertThat(signer.verify(signer.sign(ticket))).isEqualTo(ticket);
+      ObjectNode altered = Json.parseObject(signer.sign(ticket).getBytes(), "ticket");
+      assertThat(altered.has(field)).as(field).isTrue();
+      altered.remove(field);
+      assertRefused(signer, altered, "signature does not match");
+    }
   }
 
-  /**
-   * A ticket bound to its caller carries the caller and signs it after the expiry; an unbound one
-   * (auth off) has neither and signs exactly the text of tickets from before binding, so its bytes
-   * are what they were and such tickets still verify.
-   */
+  /** An unbound ticket (the anonymous caller's) carries no caller, and anyone may present it. */
   @Test
-  void anUnboundTicketSignsAsBeforeAndABoundOneSignsItsCaller() throws Exception {
+  void anUnboundTicketHasNoCallerAndIsAnyones() {
     TicketSigner signer = signer(NOW);
-    long expires = NOW.plus(Duration.ofMinutes(10)).toEpochMilli();
     for (SignedTicket ticket : List.of(SHARD, JOB)) {
       Ticket unbound = signer.sign(ticket);
       assertThat(unbound.getBytes()).isEqualTo(signer.sign(ticket, null).getBytes());
-      ObjectNode before = Json.object();
-      ticket.writeTo(before);
-      before.put("expires", expires);
-      before.put("sig", hmac(ticket.canonical() + "\n" + expires));
-      assertThat(unbound.getBytes()).isEqualTo(Json.bytes(before));
-
+      assertThat(Json.parseObject(unbound.getBytes(), "ticket").has("caller")).isFalse();
       Ticket bound = signer.sign(ticket, TRAINER);
-      ObjectNode boundJson = Json.parseObject(bound.getBytes(), "ticket");
-      assertThat(boundJson.get("caller").toString())
+      assertThat(Json.parseObject(bound.getBytes(), "ticket").get("caller").toString())
           .isEqualTo("{\"tenant\":\"team-a\",\"name\":\"trainer-1\"}");
-      assertThat(boundJson.get("sig").asText())
-          .isEqualTo(
-              hmac(
-                  ticket.canonical()
-                      + "\n"
-                      + expires
-                      + "\ncaller={\"tenant\":\"team-a\",\"name\":\"trainer-1\"}"));
       assertThat(signer.verify(bound, TRAINER)).isEqualTo(ticket);
-      // An unbound ticket stays anyone's, with a token or without.
       assertThat(signer.verify(unbound, TRAINER)).isEqualTo(ticket);
       assertThat(signer.verify(unbound)).isEqualTo(ticket);
     }
+  }
+
+  /**
+   * A node refuses what its codec does not know rather than serve a ticket with something left
+   * unread: a field of no ticket type, a ticket without its {@code kind}, a kind of another type.
+   */
+  @Test
+  void unknownFieldsAndKindsAreRefused() {
+    TicketSigner signer = signer(NOW);
+    ObjectNode extra = Json.parseObject(signer.sign(SHARD).getBytes(), "ticket");
+    extra.put("rows_max", 1);
+    assertRefused(signer, extra, "unknown field 'rows_max' in a slice ticket");
+    ObjectNode kindless = Json.parseObject(signer.sign(SHARD).getBytes(), "ticket");
+    kindless.remove("kind");
+    assertRefused(signer, kindless, "unknown kind (none)");
+    ObjectNode other = Json.parseObject(signer.sign(SHARD).getBytes(), "ticket");
+    other.put("kind", "job");
+    assertRefused(signer, other, "unknown field 'slice' in a job ticket");
+    ObjectNode unknown = Json.parseObject(signer.sign(SHARD).getBytes(), "ticket");
+    unknown.put("kind", "shard");
+    assertRefused(signer, unknown, "unknown kind 'shard' (known: slice, job)");
+  }
+
+  /** A client reads what a slice ticket serves without the secret, and no job ticket as one. */
+  @Test
+  void aClientReadsASliceTicketsRowsAndNothingElseAsOne() {
+    TicketSigner signer = signer(NOW);
+    assertThat(FloeTicket.parse(signer.sign(SHARD, TRAINER))).isEqualTo(SHARD);
+    assertThatThrownBy(() -> FloeTicket.parse(signer.sign(JOB)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("a 'job' ticket, not a slice ticket");
   }
 
   /**
@@ -204,10 +257,10 @@ class TicketSignerTest {
     assertRefused(signer, malformed, "not one of Floe's");
   }
 
-  private static String hmac(String text) throws Exception {
+  private static String hmac(byte[] bytes) throws Exception {
     javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
     mac.init(new javax.crypto.spec.SecretKeySpec(SECRET, "HmacSHA256"));
-    return java.util.HexFormat.of().formatHex(mac.doFinal(text.getBytes(StandardCharsets.UTF_8)));
+    return java.util.HexFormat.of().formatHex(mac.doFinal(bytes));
   }
 
   @Test
@@ -223,8 +276,9 @@ class TicketSignerTest {
   }
 
   /**
-   * The signed text lists each field separately from the JSON a ticket is sent as: every field of
-   * either kind must change it, or a reader could alter that field without breaking the signature.
+   * Every field of either kind, down to each order setting of a job's read, is written by its codec
+   * and read back: another value gives other bytes, and those bytes put in place of a signed
+   * ticket's own (its expiry and signature kept) are refused.
    */
   @Test
   void theSignatureCoversEveryFieldOfBothKinds() throws Exception {
@@ -234,7 +288,6 @@ class TicketSignerTest {
             ticket, (SignedTicket) withChanged((Record) ticket, field.getName()), field.getName());
       }
     }
-    // A job ticket's read, down to each of its order settings.
     for (java.lang.reflect.RecordComponent field : JobRead.class.getRecordComponents()) {
       JobRead read = (JobRead) withChanged(JOB.read(), field.getName());
       assertCovered(JOB, withRead(read), "read." + field.getName());
@@ -266,18 +319,21 @@ class TicketSignerTest {
   }
 
   private static void assertCovered(SignedTicket ticket, SignedTicket changed, String field) {
-    assertThat(changed.canonical())
-        .as("the signed text of a %s with another %s", ticket.getClass().getSimpleName(), field)
-        .isNotEqualTo(ticket.canonical());
-    ObjectNode written = Json.object();
-    changed.writeTo(written);
-    assertThat(written.toString()).as("the JSON of another %s", field).isNotEqualTo(json(ticket));
-  }
-
-  private static String json(SignedTicket ticket) {
-    ObjectNode node = Json.object();
-    ticket.writeTo(node);
-    return node.toString();
+    ObjectNode written = TicketCodec.encodeAny(changed);
+    assertThat(Json.string(written))
+        .as("the bytes of a %s with another %s", ticket.getClass().getSimpleName(), field)
+        .isNotEqualTo(Json.string(TicketCodec.encodeAny(ticket)));
+    assertThat(TicketCodec.decodeAny(written.deepCopy()))
+        .as("%s read back", field)
+        .isEqualTo(changed);
+    TicketSigner signer = signer(NOW);
+    ObjectNode spliced = Json.parseObject(signer.sign(ticket).getBytes(), "ticket");
+    spliced.removeAll();
+    spliced.setAll(written);
+    ObjectNode sent = Json.parseObject(signer.sign(ticket).getBytes(), "ticket");
+    spliced.set("expires", sent.get("expires"));
+    spliced.set("sig", sent.get("sig"));
+    assertRefused(signer, spliced, "signature does not match");
   }
 
   /** A copy of {@code ticket} with one component changed (and a slice of the changed dataset). */

@@ -2,7 +2,6 @@ package io.floe.gateway.server;
 
 import static io.floe.protocol.InvalidRequestException.reading;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.floe.auth.Caller;
 import io.floe.auth.Permissions;
 import io.floe.auth.Role;
@@ -19,7 +18,7 @@ import io.floe.protocol.Actions;
 import io.floe.protocol.ErrorCode;
 import io.floe.protocol.InvalidRequestException;
 import io.floe.protocol.JobReadRequest;
-import io.floe.protocol.Json;
+import io.floe.protocol.ReadCommand;
 import io.floe.protocol.ReadRequest;
 import io.floe.store.LoadedSlice;
 import io.floe.store.SliceStore;
@@ -255,14 +254,12 @@ public final class FloeProducer extends NoOpFlightProducer implements TicketStre
       if (!descriptor.isCommand()) {
         info = datasets.plan(caller, reading(() -> wholeDataset(descriptor.getPath())), descriptor);
       } else {
-        // Parsed once; its kind says which request it is.
-        ObjectNode command =
-            reading(() -> Json.parseObject(descriptor.getCommand(), "flight descriptor command"));
-        if (reading(() -> JobReadRequest.isJobCommand(command))) {
+        ReadCommand command = reading(() -> ReadCommand.parse(descriptor.getCommand()));
+        if (command instanceof JobReadRequest jobRead) {
           kind = "job";
-          info = jobs.plan(caller, reading(() -> JobReadRequest.parse(command)), descriptor);
+          info = jobs.plan(caller, jobRead, descriptor);
         } else {
-          info = datasets.plan(caller, reading(() -> ReadRequest.parse(command)), descriptor);
+          info = datasets.plan(caller, (ReadRequest) command, descriptor);
         }
       }
       calls.planned(timing, kind, true);
