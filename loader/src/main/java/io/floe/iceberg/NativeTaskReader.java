@@ -35,7 +35,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Decodes whole local Parquet files with Arrow's C++ Parquet reader ({@code arrow-dataset}'s JNI
+ * Decodes local Parquet files with Arrow's C++ Parquet reader ({@code arrow-dataset}'s JNI
  * library): the file is decoded natively and each batch arrives through the C data interface as
  * buffers accounted to the given allocator (the native memory is freed when the last Java reference
  * to a buffer is closed).
@@ -45,8 +45,9 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>tasks the vectorized reader {@link VectorizedTaskReader#accepts accepts} (flat columns, no
  *       delete files, no partition constants or defaults, a filter the partition decides);
- *   <li>a run of tasks that covers the whole file: the JNI scanner cannot select row groups, so a
- *       file split across slices goes to the vectorized reader;
+ *   <li>a run of tasks that covers the whole file is decoded where it lies; the JNI scanner cannot
+ *       select row groups, so a run of part of a file is decoded from an excerpt of its row groups
+ *       ({@link RowGroupExcerpts}), or by the vectorized reader when the loader has no excerpts;
  *   <li>local files ({@code file:} or a plain absolute path), opened first through the table's
  *       {@link FileIO}, so the node's location policy has checked them; object stores go to the
  *       vectorized reader (the native reader would need the FileIO's credentials and endpoint);
