@@ -187,7 +187,10 @@ final class NativeTaskReader {
       int batchRows,
       BufferAllocator allocator) {
     String location = run.get(0).file().location();
-    try (RowGroupExcerpts.Excerpt excerpt = excerpts.write(io, run, requested, nameMappingJson)) {
+    try (BufferAllocator fetched =
+            allocator.newChildAllocator("excerpt " + location, 0, Long.MAX_VALUE);
+        RowGroupExcerpts.Excerpt excerpt =
+            excerpts.write(io, run, requested, nameMappingJson, fetched)) {
       List<ArrowRecordBatch> out =
           decode(
               excerpt.path(), location, requested, served, nameMappingJson, batchRows, allocator);

@@ -1,5 +1,6 @@
 package io.floe.iceberg;
 
+import io.floe.table.ParallelReads;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -11,15 +12,18 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
+import org.apache.arrow.memory.BufferAllocator;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.RangeReadable;
 import org.apache.iceberg.mapping.MappedField;
 import org.apache.iceberg.mapping.NameMapping;
 import org.apache.iceberg.mapping.NameMappingParser;
 import org.apache.iceberg.types.Types;
 import org.apache.parquet.hadoop.ParquetFileWriter;
 import org.apache.parquet.hadoop.metadata.BlockMetaData;
+import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData;
 import org.apache.parquet.hadoop.metadata.ParquetMetadata;
 import org.apache.parquet.io.LocalOutputFile;
 import org.apache.parquet.io.SeekableInputStream;
@@ -92,7 +96,12 @@ public final class RowGroupExcerpts implements AutoCloseable {
    * @throws UnsupportedOperationException when the file holds none of the requested columns
    * @throws UncheckedIOException when the file cannot be read or the excerpt written
    */
-  Excerpt write(FileIO io, List<FileScanTask> run, Schema requested, String nameMappingJson) {
+  Excerpt write(
+      FileIO io,
+      List<FileScanTask> run,
+      Schema requested,
+      String nameMappingJson,
+      BufferAllocator allocator) {
     FileScanTask first = run.get(0);
     String location = first.file().location();
     ParquetFooters.Footer footer = footers.footer(io, location, first.file().fileSizeInBytes());
@@ -109,7 +118,8 @@ public final class RowGroupExcerpts implements AutoCloseable {
           new ParquetFileWriter(
               new LocalOutputFile(path), projected, ParquetFileWriter.Mode.CREATE, 0, 0);
       writer.start();
-      try (SeekableInputStream from = source(io, location, first.file().fileSizeInBytes())) {
+      try (SeekableInputStream from =
+          source(io, location, first.file().fileSizeInBytes(), blocks, projected, allocator)) {
         writer.appendRowGroups(from, blocks, true);
       }
       writer.end(keyValues);
@@ -121,7 +131,7 @@ public final class RowGroupExcerpts implements AutoCloseable {
         e.addSuppressed(suppressed);
       }
       if (e instanceof IOException io2) {
-        if (!warned.getAndSet(true)) {
+        if (scratchFailed(io2) && !warned.getAndSet(true)) {
           // The scratch directory is the operator's to fix; the load goes on vectorized.
           LOG.warn(
               "Cannot write an excerpt of {} to {} ({}): files split across slices are decoded by"
@@ -138,14 +148,58 @@ public final class RowGroupExcerpts implements AutoCloseable {
 
   /**
    * The file's bytes: a local file straight from the file system once the FileIO has admitted its
-   * location (Hadoop's local file system reads through a checksumming layer), anything else through
-   * the FileIO.
+   * location (Hadoop's local file system reads through a checksumming layer); from an object store
+   * the projected column chunks of {@code blocks}, fetched at once into {@code allocator} by
+   * parallel ranged requests where the node reads object stores so, else read in turn.
    */
-  private static SeekableInputStream source(FileIO io, String location, long length)
+  private static SeekableInputStream source(
+      FileIO io,
+      String location,
+      long length,
+      List<BlockMetaData> blocks,
+      MessageType projected,
+      BufferAllocator allocator)
       throws IOException {
     org.apache.iceberg.io.InputFile admitted = io.newInputFile(location, length);
     java.util.Optional<Path> local = NativeTaskReader.localPath(location);
-    return local.isPresent() ? localStream(local.get()) : new ParquetInput(admitted).newStream();
+    if (local.isPresent()) {
+      return localStream(local.get());
+    }
+    try (org.apache.iceberg.io.SeekableInputStream stream = admitted.newStream()) {
+      if (ParallelReads.readsInParallel(stream) && stream instanceof RangeReadable ranges) {
+        return FetchedRanges.fetch(ranges, location, chunkRanges(blocks, projected), allocator);
+      }
+    }
+    return new ParquetInput(admitted).newStream();
+  }
+
+  /** The biggest run of adjacent column chunks fetched as one range. */
+  private static final long MAX_RANGE = 64L << 20;
+
+  /**
+   * The byte ranges ({offset, length}) of the projected columns' chunks in {@code blocks}, in file
+   * order, adjacent chunks joined up to {@link #MAX_RANGE}.
+   */
+  static List<long[]> chunkRanges(List<BlockMetaData> blocks, MessageType projected) {
+    List<long[]> chunks = new ArrayList<>();
+    for (BlockMetaData block : blocks) {
+      for (ColumnChunkMetaData column : block.getColumns()) {
+        if (projected.containsPath(column.getPath().toArray())) {
+          chunks.add(new long[] {column.getStartingPos(), column.getTotalSize()});
+        }
+      }
+    }
+    chunks.sort(java.util.Comparator.comparingLong(range -> range[0]));
+    List<long[]> joined = new ArrayList<>();
+    for (long[] chunk : chunks) {
+      long[] last = joined.isEmpty() ? null : joined.get(joined.size() - 1);
+      if (last != null && last[0] + last[1] == chunk[0] && last[1] + chunk[1] <= MAX_RANGE) {
+        last[1] += chunk[1];
+      } else {
+        joined.add(chunk.clone());
+      }
+    }
+    return joined;
   }
 
   /**
@@ -166,6 +220,14 @@ public final class RowGroupExcerpts implements AutoCloseable {
         channel.position(position);
       }
     };
+  }
+
+  /** Whether writing failed for want of the scratch directory (rather than reading the table). */
+  private boolean scratchFailed(IOException e) {
+    if (e instanceof java.nio.file.FileSystemException failed && failed.getFile() != null) {
+      return failed.getFile().startsWith(directory.toString());
+    }
+    return String.valueOf(e.getMessage()).contains("No space left on device");
   }
 
   /**

@@ -115,16 +115,14 @@ public final class SliceRecords {
 
   /**
    * Whether a run of {@link #vectorizable} tasks of one file can be decoded by Arrow's C++ Parquet
-   * reader instead (see {@link #decodedNatively}): the native library loaded, and a local file,
-   * read whole or, with excerpts, in part.
+   * reader instead (see {@link #decodedNatively}): the native library loaded, and a local file read
+   * whole or, with excerpts, any part of any file.
    */
   public boolean nativelyReadable(List<FileScanTask> run) {
     if (!NativeTaskReader.available()) {
       return false;
     }
-    return NativeTaskReader.wholeLocalFile(run)
-        || (excerpts != null
-            && NativeTaskReader.localPath(run.get(0).file().location()).isPresent());
+    return NativeTaskReader.wholeLocalFile(run) || excerpts != null;
   }
 
   /**
@@ -156,7 +154,8 @@ public final class SliceRecords {
           throw e;
         }
       }
-      LOG.debug("{} read by the vectorized reader: {}", run.get(0).file().location(), e.toString());
+      LOG.warn(
+          "{} read by the vectorized reader: {}", run.get(0).file().location(), e.toString(), e);
       return Optional.empty();
     }
   }

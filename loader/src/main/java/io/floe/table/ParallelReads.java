@@ -59,6 +59,15 @@ public final class ParallelReads implements AutoCloseable {
    *     wrapped FileIO does them (Iceberg reads a vectored read's ranges one request at a time)
    * @param rangeSize the most bytes one request asks for
    */
+  /**
+   * Whether {@code stream} answers vectored reads with parallel ranged requests, straight into any
+   * buffer it is given (Iceberg's own streams answer them one range after another, into heap
+   * buffers only).
+   */
+  public static boolean readsInParallel(org.apache.iceberg.io.SeekableInputStream stream) {
+    return stream instanceof ParallelRangeStream;
+  }
+
   public static ParallelReads of(int requests, long rangeSize) {
     Preconditions.checkArgument(
         requests >= 0, "Invalid object-store parallel requests: %s (must be >= 0)", requests);

@@ -35,6 +35,7 @@ class ObjectStoreParallelReadsTest {
   private static S3TestServer s3;
   private static IcebergTestTables.TestTable allTypes;
   private static IcebergTestTables.TestTable events;
+  @org.junit.jupiter.api.io.TempDir static java.nio.file.Path scratch;
 
   @BeforeAll
   static void writeTables() throws Exception {
@@ -64,11 +65,25 @@ class ObjectStoreParallelReadsTest {
 
   private static List<org.apache.iceberg.data.Record> load(
       int requests, SliceLoader.Decoders decoders, DatasetSpec spec) {
+    return load(requests, decoders, spec, null);
+  }
+
+  /**
+   * The dataset's rows as slices of about 512 KiB serve them; with {@code scratch}, the native
+   * reader decodes excerpts written there, and every slice says so.
+   */
+  private static List<org.apache.iceberg.data.Record> load(
+      int requests, SliceLoader.Decoders decoders, DatasetSpec spec, java.nio.file.Path scratch) {
     try (BufferAllocator allocator = new RootAllocator();
         TableAccess tables = new TableAccess(settings(requests));
-        SliceReads reads = new SliceReads(tables, allocator, 512 * 1024, decoders)) {
+        RowGroupExcerpts excerpts = scratch == null ? null : RowGroupExcerpts.in(scratch);
+        SliceReads reads = new SliceReads(tables, allocator, 512 * 1024, decoders, excerpts)) {
       List<org.apache.iceberg.data.Record> rows = reads.readAll(spec);
       assertThat(reads.plan(spec).slices()).hasSizeGreaterThan(2);
+      if (excerpts != null) {
+        assertThat(reads.decoders(spec)).containsOnly(SliceLoader.NATIVE);
+        assertThat(excerpts.directory()).isEmptyDirectory();
+      }
       assertThat(allocator.getAllocatedMemory()).isZero();
       return rows;
     }
@@ -81,6 +96,27 @@ class ObjectStoreParallelReadsTest {
     for (SliceLoader.Decoders decoders : SliceLoader.Decoders.values()) {
       assertSameRows(sortedById(load(8, decoders, spec)), expected);
     }
+    DatasetSpec primitives = spec.withColumns(FastDecodersLoadingTest.PRIMITIVES);
+    assertSameRows(
+        sortedById(load(8, SliceLoader.Decoders.NATIVE, primitives, scratch)),
+        sortedById(
+            readGeneric(
+                allTypes.table(),
+                Expressions.alwaysTrue(),
+                FastDecodersLoadingTest.PRIMITIVES.toArray(String[]::new))));
+  }
+
+  @Test
+  void theNativeReaderDecodesObjectStoreFilesFromExcerptsOfTheirColumnChunks() {
+    DatasetSpec whole = DatasetSpec.of("events", events.metadataLocation());
+    List<org.apache.iceberg.data.Record> generic = sortedById(readAllGeneric(events.table()));
+    assertSameRows(sortedById(load(8, SliceLoader.Decoders.NATIVE, whole, scratch)), generic);
+    assertSameRows(sortedById(load(0, SliceLoader.Decoders.NATIVE, whole, scratch)), generic);
+    // Columns apart in the file: only their chunks are fetched, as ranges with gaps between them.
+    DatasetSpec projected = whole.withColumns(List.of("amount", "id"));
+    assertSameRows(
+        load(3, SliceLoader.Decoders.NATIVE, projected, scratch),
+        load(3, SliceLoader.Decoders.GENERIC, projected));
   }
 
   @Test
