@@ -161,6 +161,11 @@ public final class LoadBenchmark {
             storeSpeed == 0 ? "no bandwidth limit" : "at most " + storeSpeed + " MB/s");
         contenders.put(
             "floe", t -> loadSlices(tables, root, slices, SliceLoader.Decoders.NATIVE, t));
+        // As loads ran before the native reader took object-store files (through excerpts):
+        // Iceberg's vectorized reader, with parallel ranged reads.
+        contenders.put(
+            "floe-vectorized",
+            t -> loadSlices(tables, root, slices, SliceLoader.Decoders.NATIVE, t, false));
         // As loads ran before parallel ranged reads: Iceberg's FileIO answers a row group's
         // vectored read one range, one request, after another.
         contenders.put(
