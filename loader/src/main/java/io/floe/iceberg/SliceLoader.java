@@ -55,8 +55,9 @@ public final class SliceLoader {
      */
     VECTORIZED,
     /**
-     * Arrow's C++ Parquet reader for whole local files the vectorized reader would take and whose
-     * columns decode as the served types, then as {@link #VECTORIZED}.
+     * Arrow's C++ Parquet reader for runs the vectorized reader would take and whose columns decode
+     * as the served types: whole local files where they lie, any other run from an excerpt when the
+     * loader has {@link RowGroupExcerpts}; then as {@link #VECTORIZED}.
      */
     NATIVE
   }
@@ -83,8 +84,9 @@ public final class SliceLoader {
   }
 
   /**
-   * @param excerpts with {@link Decoders#NATIVE}, where the row groups of local files split across
-   *     slices are copied for the native reader; null leaves such files to the vectorized reader
+   * @param excerpts with {@link Decoders#NATIVE}, where the row groups of files split across slices
+   *     or on object stores are copied for the native reader; null leaves such files to the
+   *     vectorized reader
    */
   public SliceLoader(
       BufferAllocator nodeAllocator,

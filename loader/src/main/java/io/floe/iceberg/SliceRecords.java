@@ -53,7 +53,7 @@ public final class SliceRecords {
   private final String nameMappingJson;
   private final List<FileScanTask> tasks;
 
-  /** Where row groups of split local files go for the native reader; null: nowhere. */
+  /** Where the native reader copies row groups it cannot decode in place; null: nowhere. */
   private final RowGroupExcerpts excerpts;
 
   public SliceRecords(FileIO io, SliceSpec spec) {
