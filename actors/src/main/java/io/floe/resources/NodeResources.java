@@ -236,8 +236,9 @@ public final class NodeResources implements AutoCloseable {
     }
 
     /**
-     * Where the native reader's excerpts of local files split across slices are written (a
-     * directory of the node's own is made in it); unset, such files go to the vectorized reader.
+     * Where the native reader's excerpts of files split across slices or on object stores are
+     * written (a directory of the node's own is made in it); unset, such files go to the vectorized
+     * reader.
      */
     public Builder loadScratchDir(java.nio.file.Path directory) {
       this.loadScratchDir = directory;

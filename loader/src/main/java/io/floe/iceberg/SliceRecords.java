@@ -61,8 +61,8 @@ public final class SliceRecords {
   }
 
   /**
-   * @param excerpts where the native reader's excerpts of local files split across slices are
-   *     written, or null to leave such files to the vectorized reader
+   * @param excerpts where the native reader's excerpts of files split across slices or on object
+   *     stores are written, or null to leave such files to the vectorized reader
    */
   public SliceRecords(FileIO io, SliceSpec spec, RowGroupExcerpts excerpts) {
     this.io = io;
