@@ -2,8 +2,9 @@
 
 A local table (``file://``) with every primitive type of test_tables.py, nulls and NaN, in four
 commits of files with several row groups each. A node whose slices are whole files decodes the
-flat columns natively; one whose slices are single row groups (a file split across slices) decodes
-them with Iceberg's vectorized reader; a nested column sends the slices to the generic reader.
+flat columns natively where they lie; one whose slices are single row groups (a file split across
+slices) decodes them natively too, from excerpts of each slice's row groups (the JNI scanner reads
+whole files only); a nested column sends the slices to the generic reader.
 Every way serves the rows PyIceberg's scan returns, value by value, and ``status`` says which
 decoder each slice used.
 """
@@ -48,13 +49,14 @@ def local(tmp_path_factory):
     for part in range(2):
         path = root / f"imported-{part}.parquet"
         pq.write_table(
-            pa.Table.from_pylist([_row(i) for i in range(part * 300, part * 300 + 300)], schema=flat), path
+            pa.Table.from_pylist([_row(i) for i in range(part * 300, part * 300 + 300)], schema=flat), path,
+            row_group_size=ROW_GROUP_ROWS,
         )
         imported.add_files([f"file://{path}"])
     return catalog, db
 
 
-# Whole files per slice (the native reader takes a file only whole), and a slice per row group.
+# Whole files per slice, decoded where they lie, and a slice per row group, decoded from excerpts.
 SLICE_SIZES = {"file-slices": "64MiB", "row-group-slices": "1"}
 
 
@@ -109,12 +111,16 @@ def test_whole_files_of_flat_columns_are_decoded_natively_as_pyiceberg_reads_the
     same_rows(served, _reference(local, FLAT), "native, flat columns")
 
 
-def test_a_file_split_across_slices_is_decoded_by_the_vectorized_reader(nodes, local):
+def test_a_file_split_across_slices_is_decoded_natively_from_excerpts_of_its_row_groups(nodes, local):
     served, decoders = _served(nodes["row-group-slices"], FLAT)
-    # The 40-row files are one row group each: still whole files, still native.
-    assert set(decoders) == {"native", "vectorized"}, decoders
-    assert decoders["vectorized"] > 4  # the 600- and 450-row files, a slice per row group
-    same_rows(served, _reference(local, FLAT), "vectorized, row-group slices")
+    assert set(decoders) == {"native"}, decoders
+    assert sum(decoders.values()) > 4  # the 600- and 450-row files, a slice per row group
+    same_rows(served, _reference(local, FLAT), "native, row-group slices")
+    # Some columns, in another order than the file's: only theirs are copied.
+    some = ["s", "id", "d"]
+    served, decoders = _served(nodes["row-group-slices"], some)
+    assert set(decoders) == {"native"}, decoders
+    same_rows(served, _reference(local, some).select(some), "native, row-group slices, projected")
 
 
 def test_a_nested_column_sends_the_slices_to_the_generic_reader(nodes, local):
@@ -129,8 +135,9 @@ def test_a_filter_the_partition_does_not_decide_is_applied_row_by_row(nodes, loc
     same_rows(served, _reference(local, FLAT, "i >= 3 and l < 0"), "generic, filter")
 
 
-def test_files_without_field_ids_are_read_through_the_name_mapping(nodes, local):
-    served, decoders = _served(nodes["file-slices"], table="local.db.imported")
+@pytest.mark.parametrize("slices", SLICE_SIZES)
+def test_files_without_field_ids_are_read_through_the_name_mapping(nodes, local, slices):
+    served, decoders = _served(nodes[slices], table="local.db.imported")
     assert set(decoders) == {"native"}, decoders
     assert served.num_rows == 600
-    same_rows(served, _reference(local, table="db.imported"), "native, name mapping")
+    same_rows(served, _reference(local, table="db.imported"), f"native, name mapping, {slices}")
