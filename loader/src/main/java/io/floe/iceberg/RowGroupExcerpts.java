@@ -57,19 +57,64 @@ public final class RowGroupExcerpts implements AutoCloseable {
     this.directory = directory;
   }
 
+  /** Directories of excerpts are named for the process that writes them: {@code PREFIX<pid>-…}. */
+  private static final String PREFIX = "floe-excerpts-";
+
   /**
    * Excerpts written under a new directory inside {@code parent} (created if need be), removed with
-   * what is left in it by {@link #close}.
+   * what is left in it by {@link #close}. Directories that nodes killed before they could remove
+   * theirs left in {@code parent} are removed first: those of processes no longer running, and
+   * those named for this process's own id (a restarted container's first process has the same id as
+   * the one before it).
    *
    * @throws UncheckedIOException when the directory cannot be made
    */
   public static RowGroupExcerpts in(Path parent) {
     try {
       Files.createDirectories(parent);
-      return new RowGroupExcerpts(Files.createTempDirectory(parent, "floe-excerpts-"));
+      removeAbandoned(parent);
+      long pid = ProcessHandle.current().pid();
+      return new RowGroupExcerpts(Files.createTempDirectory(parent, PREFIX + pid + "-"));
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot make a scratch directory in " + parent, e);
     }
+  }
+
+  private static void removeAbandoned(Path parent) throws IOException {
+    long self = ProcessHandle.current().pid();
+    try (var entries = Files.newDirectoryStream(parent, PREFIX + "*")) {
+      for (Path dir : entries) {
+        String rest = dir.getFileName().toString().substring(PREFIX.length());
+        int dash = rest.indexOf('-');
+        long pid;
+        try {
+          pid = Long.parseLong(dash < 0 ? rest : rest.substring(0, dash));
+        } catch (NumberFormatException e) {
+          continue; // not one of ours
+        }
+        boolean running = ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+        if (pid == self || !running) {
+          try {
+            removeWithFiles(dir);
+            LOG.info("Removed {}, left by a node that stopped without removing it", dir);
+          } catch (IOException e) {
+            LOG.warn("Could not remove {}, left by a node that stopped: {}", dir, e.toString());
+          }
+        }
+      }
+    }
+  }
+
+  private static void removeWithFiles(Path dir) throws IOException {
+    if (!Files.isDirectory(dir)) {
+      return; // removed already
+    }
+    try (var left = Files.list(dir)) {
+      for (Path path : (Iterable<Path>) left::iterator) {
+        Files.deleteIfExists(path);
+      }
+    }
+    Files.deleteIfExists(dir);
   }
 
   Path directory() {
@@ -277,14 +322,11 @@ public final class RowGroupExcerpts implements AutoCloseable {
     return new MessageType(file.getName(), kept);
   }
 
-  /** Removes the directory and any excerpt still in it. */
+  /** Removes the directory and any excerpt still in it; closing again does nothing. */
   @Override
   public void close() {
-    try (var left = Files.list(directory)) {
-      for (Path path : (Iterable<Path>) left::iterator) {
-        Files.deleteIfExists(path);
-      }
-      Files.deleteIfExists(directory);
+    try {
+      removeWithFiles(directory);
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot remove " + directory, e);
     }
