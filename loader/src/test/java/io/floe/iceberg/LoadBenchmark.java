@@ -58,6 +58,10 @@ import org.apache.iceberg.SchemaParser;
  * {@code --requests} and {@code --range-size} set {@code floe}'s parallel reads (the node's
  * defaults otherwise).
  *
+ * <p>With {@code shapes:ROWS} in place of the metadata file, the benchmark writes a table of nested
+ * columns with position delete files (which go to the generic reader) and times Floe's load of it
+ * against PyIceberg's scan ({@code python/benchmarks/pyiceberg_scan.py}): issue 22's target (e).
+ *
  * <p>{@code mvn -B -o -q -pl loader test-compile org.codehaus.mojo:exec-maven-plugin:3.6.4:java
  * -Dexec.mainClass=io.floe.iceberg.LoadBenchmark -Dexec.classpathScope=test
  * -Dexec.cleanupDaemonThreads=false -Dexec.args="METADATA_JSON [--rounds R] [--threads 1,2] [--only
@@ -109,6 +113,10 @@ public final class LoadBenchmark {
     if (!store.equals("local") && !store.equals("s3")) {
       throw new IllegalArgumentException("Unknown --store " + store + " (local or s3)");
     }
+    boolean shapes = metadata.startsWith(SHAPES);
+    if (shapes) {
+      metadata = shapesTable(Long.parseLong(metadata.substring(SHAPES.length())));
+    }
     S3Copy s3 = null;
     if (store.equals("s3")) {
       try (TableAccess local = new TableAccess(StorageSettings.defaults())) {
@@ -151,7 +159,15 @@ public final class LoadBenchmark {
           NativeTaskReader.available());
 
       Map<String, Contender> contenders = new LinkedHashMap<>();
-      if (server != null) {
+      if (shapes) {
+        // Nested columns and delete files: the generic reader's tables (target (e)), against
+        // PyIceberg's scan, which applies the same position deletes.
+        contenders.put(
+            "floe", t -> loadSlices(tables, root, slices, SliceLoader.Decoders.NATIVE, t));
+        String py = python;
+        String table = metadata;
+        contenders.put("pyiceberg", t -> pyiceberg(py, table, t));
+      } else if (server != null) {
         System.out.printf(
             "objects on s3proxy at %s (its own JVM), %,d bytes, GETs with %d ms added latency and"
                 + " %s each; every contender reads them from there%n",
@@ -237,7 +253,7 @@ public final class LoadBenchmark {
                   name + " left " + root.getAllocatedMemory() + " bytes");
             }
           }
-          Run reference = thisRound.get("pyarrow");
+          Run reference = thisRound.getOrDefault("pyarrow", thisRound.get("pyiceberg"));
           if (reference != null) {
             for (Map.Entry<String, Run> e : thisRound.entrySet()) {
               ratios
@@ -263,18 +279,23 @@ public final class LoadBenchmark {
                 reference == null
                     ? ""
                     : String.format(
-                        Locale.ROOT, "  %.2fx pyarrow", reference.seconds() / r.seconds()));
+                        Locale.ROOT,
+                        "  %.2fx %s",
+                        reference.seconds() / r.seconds(),
+                        thisRound.containsKey("pyarrow") ? "pyarrow" : "pyiceberg"));
           }
         }
       }
       System.out.println();
       System.out.println(
-          "contender @threads: best | median M rows/s, cores busy (median), ratio to pyarrow's"
-              + " best (median) at the same threads; median and range of the ratios to pyarrow"
-              + " in the same round, of rows/s and of CPU seconds (pyarrow's over this one's)");
+          "contender @threads: best | median M rows/s, cores busy (median), ratio to the"
+              + " reference's (pyarrow's, or PyIceberg's for shapes tables) best (median) at the"
+              + " same threads; median and range of the ratios to it in the same round, of rows/s"
+              + " and of CPU seconds (its over this one's)");
       for (Map.Entry<String, List<Run>> e : results.entrySet()) {
         String threads = e.getKey().substring(e.getKey().indexOf('@'));
-        List<Run> reference = results.get("pyarrow " + threads);
+        List<Run> reference =
+            results.getOrDefault("pyarrow " + threads, results.get("pyiceberg " + threads));
         double best = best(e.getValue());
         double median = median(e.getValue());
         System.out.printf(
@@ -521,6 +542,62 @@ public final class LoadBenchmark {
     }
     if (process.waitFor() != 0) {
       throw new IllegalStateException("pyarrow decode failed: " + last);
+    }
+    return new Run(
+        number(last, "seconds"),
+        number(last, "cpu_seconds"),
+        (long) number(last, "rows"),
+        (long) number(last, "bytes"));
+  }
+
+  /** Tables of nested columns with position delete files: {@code shapes:ROWS}. */
+  private static final String SHAPES = "shapes:";
+
+  /**
+   * A table of {@code rows} rows of every type the fixtures hold, nested ones included (structs,
+   * lists, maps, lists of structs), in 8 files of 8 MiB row groups, with every tenth row deleted by
+   * position delete files; written by Iceberg's Java writers under the temporary directory. Answers
+   * its metadata file.
+   */
+  private static String shapesTable(long rows) {
+    Path dir =
+        Path.of(
+            System.getProperty("java.io.tmpdir"),
+            "floe-bench-shapes-" + rows + "-" + System.nanoTime());
+    long started = System.nanoTime();
+    io.floe.testing.IcebergTestTables.TestTable table =
+        io.floe.testing.IcebergTestTables.in(dir)
+            .rowGroupBytes(8L << 20)
+            .create("shapes", io.floe.testing.TestRows.ALL_TYPES)
+            .appendFiles(8, Math.toIntExact(rows / 8), io.floe.testing.TestRows.allTypes(7))
+            .deletePositions(r -> (Long) r.getField("id") % 10 == 0);
+    System.out.printf(
+        "shapes table: %,d rows less every tenth by position deletes, written in %.1f s to %s%n",
+        rows, (System.nanoTime() - started) / 1e9, dir);
+    return table.metadataLocation();
+  }
+
+  /** One timed PyIceberg scan of the table (python/benchmarks/pyiceberg_scan.py). */
+  private static Run pyiceberg(String python, String metadata, int threads) throws Exception {
+    Process process =
+        new ProcessBuilder(
+                python,
+                checkout().resolve("python/benchmarks/pyiceberg_scan.py").toString(),
+                "--threads",
+                threads == 1 ? "1" : "all",
+                metadata)
+            .redirectErrorStream(true)
+            .start();
+    String last = "";
+    try (BufferedReader out =
+        new BufferedReader(
+            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+      for (String line = out.readLine(); line != null; line = out.readLine()) {
+        last = line;
+      }
+    }
+    if (process.waitFor() != 0) {
+      throw new IllegalStateException("PyIceberg scan failed: " + last);
     }
     return new Run(
         number(last, "seconds"),
