@@ -531,23 +531,7 @@ public final class LoadBenchmark {
     command.add(threads == 1 ? "1" : "all");
     command.addAll(options);
     command.addAll(files);
-    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-    String last = "";
-    try (BufferedReader out =
-        new BufferedReader(
-            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-      for (String line = out.readLine(); line != null; line = out.readLine()) {
-        last = line;
-      }
-    }
-    if (process.waitFor() != 0) {
-      throw new IllegalStateException("pyarrow decode failed: " + last);
-    }
-    return new Run(
-        number(last, "seconds"),
-        number(last, "cpu_seconds"),
-        (long) number(last, "rows"),
-        (long) number(last, "bytes"));
+    return timedScript("pyarrow decode", command);
   }
 
   /** Tables of nested columns with position delete files: {@code shapes:ROWS}. */
@@ -579,15 +563,21 @@ public final class LoadBenchmark {
 
   /** One timed PyIceberg scan of the table (python/benchmarks/pyiceberg_scan.py). */
   private static Run pyiceberg(String python, String metadata, int threads) throws Exception {
-    Process process =
-        new ProcessBuilder(
-                python,
-                checkout().resolve("python/benchmarks/pyiceberg_scan.py").toString(),
-                "--threads",
-                threads == 1 ? "1" : "all",
-                metadata)
-            .redirectErrorStream(true)
-            .start();
+    return timedScript(
+        "PyIceberg scan",
+        List.of(
+            python,
+            checkout().resolve("python/benchmarks/pyiceberg_scan.py").toString(),
+            "--threads",
+            threads == 1 ? "1" : "all",
+            metadata));
+  }
+
+  /**
+   * Runs a timing script that prints its run as the last line (seconds, cpu_seconds, rows, bytes).
+   */
+  private static Run timedScript(String what, List<String> command) throws Exception {
+    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
     String last = "";
     try (BufferedReader out =
         new BufferedReader(
@@ -597,7 +587,7 @@ public final class LoadBenchmark {
       }
     }
     if (process.waitFor() != 0) {
-      throw new IllegalStateException("PyIceberg scan failed: " + last);
+      throw new IllegalStateException(what + " failed: " + last);
     }
     return new Run(
         number(last, "seconds"),
