@@ -34,7 +34,8 @@ final class FetchedRanges extends SeekableInputStream {
 
   /**
    * Fetches {@code ranges} ({offset, length} pairs in file order, none overlapping) of {@code from}
-   * into buffers of {@code allocator}, which closing the result returns.
+   * into buffers of {@code allocator}, which closing the result returns. On a failure {@code from}
+   * is closed, which waits for the requests still writing into the buffers, before they are freed.
    */
   static FetchedRanges fetch(
       RangeReadable from, String location, List<long[]> ranges, BufferAllocator allocator)
@@ -65,16 +66,27 @@ final class FetchedRanges extends SeekableInputStream {
       }
       return new FetchedRanges(location, starts, bytes, held);
     } catch (InterruptedException e) {
+      release(from, held, e);
       Thread.currentThread().interrupt();
-      held.forEach(ArrowBuf::close);
       throw new java.io.InterruptedIOException("Interrupted reading " + location);
     } catch (ExecutionException e) {
-      held.forEach(ArrowBuf::close);
+      release(from, held, e);
       Throwable cause = e.getCause();
       throw cause instanceof IOException io ? io : new IOException("Reading " + location, cause);
     } catch (IOException | RuntimeException | Error e) {
-      held.forEach(ArrowBuf::close);
+      release(from, held, e);
       throw e;
+    }
+  }
+
+  /** Closes the stream (waiting for its requests in flight), then frees their buffers. */
+  private static void release(java.io.Closeable from, List<ArrowBuf> held, Throwable failure) {
+    try {
+      from.close();
+    } catch (IOException | RuntimeException e) {
+      failure.addSuppressed(e);
+    } finally {
+      held.forEach(ArrowBuf::close);
     }
   }
 

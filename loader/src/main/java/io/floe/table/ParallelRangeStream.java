@@ -39,7 +39,24 @@ final class ParallelRangeStream extends SeekableInputStream implements RangeRead
 
   private final InputFile file;
   private final ParallelReads reads;
-  private final List<Future<?>> pieces = new ArrayList<>();
+  private final List<Piece> pieces = new ArrayList<>();
+
+  /**
+   * One ranged request on the pool. Whoever claims it first runs it (the pool) or drops it (close);
+   * {@code finished} completes when a piece that ran is done with its buffer. A task's own future
+   * cannot tell that: cancelling a running task completes its future while it still writes.
+   */
+  private static final class Piece {
+    final java.util.concurrent.atomic.AtomicBoolean claimed =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    final CompletableFuture<Void> finished = new CompletableFuture<>();
+    Future<?> task;
+
+    boolean isDone() {
+      return finished.isDone() || (task != null && task.isCancelled());
+    }
+  }
+
   private SeekableInputStream stream;
   private long pos;
   private long length = -1;
@@ -166,25 +183,32 @@ final class ParallelRangeStream extends SeekableInputStream implements RangeRead
         int from = p * rangeSize;
         int n = Math.min(rangeSize, range.length() - from);
         long at = range.offset() + from;
+        Piece piece = new Piece();
         synchronized (pieces) {
-          pieces.removeIf(Future::isDone);
-          pieces.add(
+          pieces.removeIf(Piece::isDone);
+          pieces.add(piece);
+          piece.task =
               reads
                   .pool()
                   .submit(
                       () -> {
-                        if (done.isDone()) {
-                          return; // another piece failed
+                        if (!piece.claimed.compareAndSet(false, true)) {
+                          return; // the stream closed before this piece started
                         }
                         try {
+                          if (done.isDone()) {
+                            return; // another piece failed
+                          }
                           fill(buffer, from, at, n);
                           if (left.decrementAndGet() == 0) {
                             done.complete(buffer);
                           }
                         } catch (IOException | RuntimeException | Error e) {
                           done.completeExceptionally(e);
+                        } finally {
+                          piece.finished.complete(null);
                         }
-                      }));
+                      });
         }
       }
     }
@@ -234,22 +258,30 @@ final class ParallelRangeStream extends SeekableInputStream implements RangeRead
       return;
     }
     closed = true;
-    List<Future<?>> started;
+    List<Piece> started;
     synchronized (pieces) {
       started = new ArrayList<>(pieces);
       pieces.clear();
     }
+    // Pieces not started never will be; those running are waited for, even when interrupted: the
+    // caller frees the buffers they write into once this returns.
     boolean interrupted = false;
-    for (Future<?> piece : started) {
-      piece.cancel(false);
-    }
-    for (Future<?> piece : started) {
-      try {
-        piece.get();
-      } catch (java.util.concurrent.CancellationException | ExecutionException e) {
-        // its range's future carries any failure
-      } catch (InterruptedException e) {
-        interrupted = true;
+    for (Piece piece : started) {
+      if (piece.claimed.compareAndSet(false, true)) {
+        if (piece.task != null) {
+          piece.task.cancel(false);
+        }
+        continue;
+      }
+      while (true) {
+        try {
+          piece.finished.get();
+          break;
+        } catch (ExecutionException e) {
+          break; // its range's future carries any failure
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
       }
     }
     try {
