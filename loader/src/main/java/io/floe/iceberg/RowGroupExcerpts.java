@@ -53,19 +53,27 @@ public final class RowGroupExcerpts implements AutoCloseable {
   private final java.util.concurrent.atomic.AtomicBoolean warned =
       new java.util.concurrent.atomic.AtomicBoolean();
 
-  private RowGroupExcerpts(Path directory) {
+  /** Held open, and locked, until {@link #close}. */
+  private final java.nio.channels.FileChannel lock;
+
+  private RowGroupExcerpts(Path directory, java.nio.channels.FileChannel lock) {
     this.directory = directory;
+    this.lock = lock;
   }
 
-  /** Directories of excerpts are named for the process that writes them: {@code PREFIX<pid>-…}. */
   private static final String PREFIX = "floe-excerpts-";
 
+  /** A lock held on it for as long as a node uses its directory. */
+  private static final String LOCK = ".lock";
+
+  /** A directory without a lock this old was left by a node killed as it made it. */
+  private static final java.time.Duration UNLOCKED_GRACE = java.time.Duration.ofMinutes(1);
+
   /**
-   * Excerpts written under a new directory inside {@code parent} (created if need be), removed with
-   * what is left in it by {@link #close}. Directories that nodes killed before they could remove
-   * theirs left in {@code parent} are removed first: those of processes no longer running, and
-   * those named for this process's own id (a restarted container's first process has the same id as
-   * the one before it).
+   * Excerpts written under a new directory inside {@code parent} (created if need be), locked while
+   * in use and removed with what is left in it by {@link #close}. Directories in {@code parent}
+   * that killed nodes left are removed first: those whose lock nobody holds (a lock dies with its
+   * process, whichever container or PID namespace it ran in).
    *
    * @throws UncheckedIOException when the directory cannot be made
    */
@@ -73,35 +81,51 @@ public final class RowGroupExcerpts implements AutoCloseable {
     try {
       Files.createDirectories(parent);
       removeAbandoned(parent);
-      long pid = ProcessHandle.current().pid();
-      return new RowGroupExcerpts(Files.createTempDirectory(parent, PREFIX + pid + "-"));
+      Path directory = Files.createTempDirectory(parent, PREFIX);
+      java.nio.channels.FileChannel lock =
+          java.nio.channels.FileChannel.open(
+              directory.resolve(LOCK),
+              java.nio.file.StandardOpenOption.CREATE,
+              java.nio.file.StandardOpenOption.WRITE);
+      lock.lock();
+      return new RowGroupExcerpts(directory, lock);
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot make a scratch directory in " + parent, e);
     }
   }
 
   private static void removeAbandoned(Path parent) throws IOException {
-    long self = ProcessHandle.current().pid();
     try (var entries = Files.newDirectoryStream(parent, PREFIX + "*")) {
       for (Path dir : entries) {
-        String rest = dir.getFileName().toString().substring(PREFIX.length());
-        int dash = rest.indexOf('-');
-        long pid;
         try {
-          pid = Long.parseLong(dash < 0 ? rest : rest.substring(0, dash));
-        } catch (NumberFormatException e) {
-          continue; // not one of ours
-        }
-        boolean running = ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
-        if (pid == self || !running) {
-          try {
+          if (abandoned(dir)) {
             removeWithFiles(dir);
             LOG.info("Removed {}, left by a node that stopped without removing it", dir);
-          } catch (IOException e) {
-            LOG.warn("Could not remove {}, left by a node that stopped: {}", dir, e.toString());
           }
+        } catch (IOException e) {
+          LOG.warn("Could not remove {}, left by a node that stopped: {}", dir, e.toString());
         }
       }
+    }
+  }
+
+  /** Whether no node uses {@code dir}: its lock can be taken, or it has none and is old. */
+  private static boolean abandoned(Path dir) throws IOException {
+    Path lockFile = dir.resolve(LOCK);
+    if (!Files.exists(lockFile)) {
+      java.time.Instant made = Files.getLastModifiedTime(dir).toInstant();
+      return made.isBefore(java.time.Instant.now().minus(UNLOCKED_GRACE));
+    }
+    try (java.nio.channels.FileChannel channel =
+        java.nio.channels.FileChannel.open(lockFile, java.nio.file.StandardOpenOption.WRITE)) {
+      java.nio.channels.FileLock taken = channel.tryLock();
+      if (taken == null) {
+        return false; // another process holds it
+      }
+      taken.release();
+      return true;
+    } catch (java.nio.channels.OverlappingFileLockException e) {
+      return false; // a node in this JVM holds it
     }
   }
 
@@ -119,6 +143,15 @@ public final class RowGroupExcerpts implements AutoCloseable {
 
   Path directory() {
     return directory;
+  }
+
+  /** The excerpts in the directory now (each is deleted once decoded). */
+  long onDisk() {
+    try (var files = Files.list(directory)) {
+      return files.filter(path -> !path.getFileName().toString().equals(LOCK)).count();
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot list " + directory, e);
+    }
   }
 
   /** One excerpt on disk; closing it deletes the file. */
@@ -326,6 +359,7 @@ public final class RowGroupExcerpts implements AutoCloseable {
   @Override
   public void close() {
     try {
+      lock.close(); // releases the lock
       removeWithFiles(directory);
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot remove " + directory, e);

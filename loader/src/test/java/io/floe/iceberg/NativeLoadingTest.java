@@ -111,7 +111,7 @@ class NativeLoadingTest {
       DatasetSpec two = spec.withColumns(List.of("amount", "id"));
       assertThat(sameBothWays(oneRowGroupEach, two)).hasSize(12_000);
       assertThat(oneRowGroupEach.decoders(two)).containsOnly(SliceLoader.NATIVE);
-      assertThat(excerpts.directory()).as("each excerpt deleted once decoded").isEmptyDirectory();
+      assertThat(excerpts.onDisk()).as("each excerpt deleted once decoded").isZero();
     }
   }
 
@@ -126,12 +126,12 @@ class NativeLoadingTest {
     try (RowGroupExcerpts excerpts = RowGroupExcerpts.in(dir.resolve("gone"));
         SliceReads reads =
             new SliceReads(tables, allocator, 1, SliceLoader.Decoders.NATIVE, excerpts)) {
+      java.nio.file.Files.delete(excerpts.directory().resolve(".lock"));
       java.nio.file.Files.delete(excerpts.directory());
       java.nio.file.Files.delete(dir.resolve("gone"));
 
       assertThat(sameBothWays(reads, spec)).hasSize(6_000);
       assertThat(reads.decoders(spec)).containsOnly(SliceLoader.VECTORIZED);
-      java.nio.file.Files.createDirectories(excerpts.directory()); // for close
     }
   }
 

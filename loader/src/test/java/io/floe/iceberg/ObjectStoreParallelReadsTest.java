@@ -82,7 +82,7 @@ class ObjectStoreParallelReadsTest {
       assertThat(reads.plan(spec).slices()).hasSizeGreaterThan(2);
       if (excerpts != null) {
         assertThat(reads.decoders(spec)).containsOnly(SliceLoader.NATIVE);
-        assertThat(excerpts.directory()).isEmptyDirectory();
+        assertThat(excerpts.onDisk()).isZero();
       }
       assertThat(allocator.getAllocatedMemory()).isZero();
       return rows;
