@@ -188,19 +188,38 @@ final class NativeTaskReader {
       BufferAllocator allocator) {
     String location = run.get(0).file().location();
     try (BufferAllocator fetched =
-            allocator.newChildAllocator("excerpt " + location, 0, Long.MAX_VALUE);
-        RowGroupExcerpts.Excerpt excerpt =
-            excerpts.write(io, run, requested, nameMappingJson, fetched)) {
-      List<ArrowRecordBatch> out =
-          decode(
-              excerpt.path(), location, requested, served, nameMappingJson, batchRows, allocator);
-      long rows = out.stream().mapToLong(ArrowRecordBatch::getLength).sum();
-      if (rows != excerpt.rows()) {
-        out.forEach(ArrowRecordBatch::close);
-        throw new IllegalStateException(
-            "The excerpt of " + location + " decoded " + rows + " rows of " + excerpt.rows());
+        allocator.newChildAllocator("excerpt " + location, 0, Long.MAX_VALUE)) {
+      RowGroupExcerpts.Excerpt excerpt;
+      try {
+        excerpt = excerpts.write(io, run, requested, nameMappingJson, fetched);
+      } catch (UnsupportedOperationException | RowGroupExcerpts.ScratchUnavailable e) {
+        throw e;
+      } catch (RuntimeException e) {
+        throw new SourceUnreadable(e);
       }
-      return out;
+      try (excerpt) {
+        List<ArrowRecordBatch> out =
+            decode(
+                excerpt.path(), location, requested, served, nameMappingJson, batchRows, allocator);
+        long rows = out.stream().mapToLong(ArrowRecordBatch::getLength).sum();
+        if (rows != excerpt.rows()) {
+          out.forEach(ArrowRecordBatch::close);
+          throw new IllegalStateException(
+              "The excerpt of " + location + " decoded " + rows + " rows of " + excerpt.rows());
+        }
+        return out;
+      }
+    }
+  }
+
+  /**
+   * Reading the table's file for an excerpt failed (missing, refused, not Parquet): the vectorized
+   * reader would fail on it too, so the failure is the load's, as the store gave it ({@link
+   * #getCause}).
+   */
+  static final class SourceUnreadable extends RuntimeException {
+    SourceUnreadable(RuntimeException cause) {
+      super(cause.getMessage(), cause);
     }
   }
 

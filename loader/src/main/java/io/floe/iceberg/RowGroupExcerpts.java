@@ -25,7 +25,6 @@ import org.apache.parquet.hadoop.ParquetFileWriter;
 import org.apache.parquet.hadoop.metadata.BlockMetaData;
 import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData;
 import org.apache.parquet.hadoop.metadata.ParquetMetadata;
-import org.apache.parquet.io.LocalOutputFile;
 import org.apache.parquet.io.SeekableInputStream;
 import org.apache.parquet.schema.MessageType;
 import org.apache.parquet.schema.Type;
@@ -156,12 +155,53 @@ public final class RowGroupExcerpts implements AutoCloseable {
 
   /** One excerpt on disk; closing it deletes the file. */
   record Excerpt(Path path, long rows) implements AutoCloseable {
+    /** Deletes the file; a failure is logged, since the rows it gave are good. */
     @Override
     public void close() {
       try {
         Files.deleteIfExists(path);
       } catch (IOException e) {
-        throw new UncheckedIOException("Cannot delete " + path, e);
+        LOG.warn("Could not delete the excerpt {}: {}", path, e.toString());
+      }
+    }
+  }
+
+  /** The scratch directory could not take an excerpt: the run goes to the vectorized reader. */
+  static final class ScratchUnavailable extends UncheckedIOException {
+    ScratchUnavailable(String message, IOException cause) {
+      super(message, cause);
+    }
+  }
+
+  /** A local output file that remembers its stream, so that a failed write can close it. */
+  private static final class Output extends org.apache.parquet.io.LocalOutputFile {
+    private org.apache.parquet.io.PositionOutputStream stream;
+
+    Output(Path path) {
+      super(path);
+    }
+
+    @Override
+    public org.apache.parquet.io.PositionOutputStream create(long blockSize) throws IOException {
+      stream = super.create(blockSize);
+      return stream;
+    }
+
+    @Override
+    public org.apache.parquet.io.PositionOutputStream createOrOverwrite(long blockSize)
+        throws IOException {
+      stream = super.createOrOverwrite(blockSize);
+      return stream;
+    }
+
+    /** Closes the stream if one was made (an aborted writer leaves it open). */
+    void closeQuietly(Throwable failure) {
+      if (stream != null) {
+        try {
+          stream.close();
+        } catch (IOException | RuntimeException e) {
+          failure.addSuppressed(e);
+        }
       }
     }
   }
@@ -191,10 +231,10 @@ public final class RowGroupExcerpts implements AutoCloseable {
     keyValues.remove(ARROW_SCHEMA);
     Path path = directory.resolve("excerpt-" + written.incrementAndGet() + ".parquet");
     long rows = blocks.stream().mapToLong(BlockMetaData::getRowCount).sum();
+    Output output = new Output(path);
     try {
       ParquetFileWriter writer =
-          new ParquetFileWriter(
-              new LocalOutputFile(path), projected, ParquetFileWriter.Mode.CREATE, 0, 0);
+          new ParquetFileWriter(output, projected, ParquetFileWriter.Mode.CREATE, 0, 0);
       writer.start();
       try (SeekableInputStream from =
           source(io, location, first.file().fileSizeInBytes(), blocks, projected, allocator)) {
@@ -203,22 +243,26 @@ public final class RowGroupExcerpts implements AutoCloseable {
       writer.end(keyValues);
       return new Excerpt(path, rows);
     } catch (IOException | RuntimeException e) {
+      output.closeQuietly(e);
       try {
         Files.deleteIfExists(path);
       } catch (IOException suppressed) {
         e.addSuppressed(suppressed);
       }
-      if (e instanceof IOException io2) {
-        if (scratchFailed(io2) && !warned.getAndSet(true)) {
+      if (e instanceof IOException failed && scratchFailed(failed)) {
+        if (!warned.getAndSet(true)) {
           // The scratch directory is the operator's to fix; the load goes on vectorized.
           LOG.warn(
-              "Cannot write an excerpt of {} to {} ({}): files split across slices are decoded by"
-                  + " the vectorized reader until it can (floe.load.scratch-dir)",
+              "Cannot write an excerpt of {} to {} ({}): such files are decoded by the vectorized"
+                  + " reader until it can (floe.load.scratch-dir)",
               location,
               directory,
-              io2.toString());
+              failed.toString());
         }
-        throw new UncheckedIOException("Copying row groups of " + location, io2);
+        throw new ScratchUnavailable("Writing an excerpt of " + location, failed);
+      }
+      if (e instanceof IOException failed) {
+        throw new UncheckedIOException("Copying row groups of " + location, failed);
       }
       throw (RuntimeException) e;
     }

@@ -3,6 +3,8 @@ package io.floe.iceberg;
 import io.floe.arrow.ArrowSchemas;
 import io.floe.error.FloeException;
 import io.floe.filter.RowPredicate;
+import io.floe.table.StorageFailures;
+import io.floe.util.Excerpt;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -146,6 +148,9 @@ public final class SliceRecords {
                   io, excerpts, run, requested, served, nameMappingJson, batchRows, allocator));
     } catch (OutOfMemoryException | FloeException e) {
       throw e;
+    } catch (NativeTaskReader.SourceUnreadable e) {
+      throw StorageFailures.translateReading(
+          e.getCause(), "data file '" + Excerpt.location(location(run)) + "'");
     } catch (RuntimeException e) {
       // The C data import wraps what it meets (IllegalArgumentException): a full node is full
       // whichever reader asks, so that is not a reason to try the next one.
@@ -154,10 +159,13 @@ public final class SliceRecords {
           throw e;
         }
       }
-      LOG.warn(
-          "{} read by the vectorized reader: {}", run.get(0).file().location(), e.toString(), e);
+      LOG.debug("{} read by the vectorized reader: {}", location(run), e.toString());
       return Optional.empty();
     }
+  }
+
+  private static String location(List<FileScanTask> run) {
+    return run.get(0).file().location();
   }
 
   public List<FileScanTask> tasks() {
