@@ -357,12 +357,21 @@ public final class RowGroupExcerpts implements AutoCloseable {
    * Parquet's range filter assigns row groups to splits.
    */
   static List<BlockMetaData> rowGroups(ParquetFooters.Footer footer, List<FileScanTask> run) {
+    long[][] ranges = new long[run.size()][];
+    for (int t = 0; t < ranges.length; t++) {
+      ranges[t] = new long[] {run.get(t).start(), run.get(t).start() + run.get(t).length()};
+    }
+    return rowGroupsIn(footer, ranges);
+  }
+
+  /** The row groups whose midpoint lies in one of the byte ranges ({start, end}), in file order. */
+  static List<BlockMetaData> rowGroupsIn(ParquetFooters.Footer footer, long[][] ranges) {
     List<BlockMetaData> blocks = footer.metadata().getBlocks();
     long[] midpoints = footer.midpoints();
     List<BlockMetaData> picked = new ArrayList<>();
     for (int i = 0; i < midpoints.length; i++) {
-      for (FileScanTask task : run) {
-        if (midpoints[i] >= task.start() && midpoints[i] < task.start() + task.length()) {
+      for (long[] range : ranges) {
+        if (midpoints[i] >= range[0] && midpoints[i] < range[1]) {
           picked.add(blocks.get(i));
           break;
         }
