@@ -48,9 +48,10 @@ import org.slf4j.LoggerFactory;
  *   <li>a run of tasks that covers the whole file is decoded where it lies; the JNI scanner cannot
  *       select row groups, so a run of part of a file is decoded from an excerpt of its row groups
  *       ({@link RowGroupExcerpts}), or by the vectorized reader when the loader has no excerpts;
- *   <li>local files ({@code file:} or a plain absolute path), opened first through the table's
- *       {@link FileIO}, so the node's location policy has checked them; object stores go to the
- *       vectorized reader (the native reader would need the FileIO's credentials and endpoint);
+ *   <li>files opened first through the table's {@link FileIO}, so the node's location policy has
+ *       checked them: local files ({@code file:} or a plain absolute path) whole where they lie,
+ *       anything else (object stores: the native reader would need the FileIO's credentials and
+ *       endpoint) through an excerpt whose bytes the FileIO fetched;
  *   <li>columns whose Arrow type from the file is the served type ({@link ArrowSchemas}), up to the
  *       name of a timestamp's zone; anything else (widened ints, dictionaries, large strings, other
  *       timestamp units) is refused and the run decoded by the vectorized reader.

@@ -128,11 +128,11 @@ public final class SliceRecords {
   }
 
   /**
-   * The rows of a run of a local file decoded by Arrow's C++ Parquet reader into batches of at most
-   * {@code batchRows} rows under {@code allocator}: the file where it lies when the run is all of
-   * it, else an excerpt of the run's row groups. Empty when a column comes out in a type the served
-   * one is not, or the native reader fails (then nothing is left allocated, and the run is for
-   * {@link #vectorized}, which reports a bad file as such). Only for runs {@link
+   * The rows of a run of one file decoded by Arrow's C++ Parquet reader into batches of at most
+   * {@code batchRows} rows under {@code allocator}: a local file where it lies when the run is all
+   * of it, else an excerpt of the run's row groups. Empty when a column comes out in a type the
+   * served one is not, or the native reader fails (then nothing is left allocated, and the run is
+   * for {@link #vectorized}, which reports a bad file as such). Only for runs {@link
    * #nativelyReadable}.
    *
    * @throws OutOfMemoryException when the batches do not fit

@@ -22,9 +22,9 @@ import org.apache.iceberg.io.OutputFile;
  *
  * <p>Owns the node's pool of {@code requests} reading threads: at most that many requests to object
  * stores are in flight for all loads of the node together. The pieces land straight in the buffer
- * the Parquet reader allocated for the range (on the heap, as it reads without this), so reading in
- * parallel holds no column data beyond what the reader holds anyway; a buffer of another kind is
- * filled through one piece-sized array per request in flight.
+ * the reader allocated for the range: Parquet's on the heap, as it reads without this; the native
+ * reader's excerpts in accounted Arrow memory, filled through one piece-sized array per request in
+ * flight. Reading in parallel holds no column data beyond what the reader holds anyway.
  */
 public final class ParallelReads implements AutoCloseable {
   private final int requests;
@@ -55,11 +55,6 @@ public final class ParallelReads implements AutoCloseable {
   }
 
   /**
-   * @param requests ranged requests in flight at most, for the whole node; 0 leaves reads as the
-   *     wrapped FileIO does them (Iceberg reads a vectored read's ranges one request at a time)
-   * @param rangeSize the most bytes one request asks for
-   */
-  /**
    * Whether {@code stream} answers vectored reads with parallel ranged requests, straight into any
    * buffer it is given (Iceberg's own streams answer them one range after another, into heap
    * buffers only).
@@ -68,6 +63,11 @@ public final class ParallelReads implements AutoCloseable {
     return stream instanceof ParallelRangeStream;
   }
 
+  /**
+   * @param requests ranged requests in flight at most, for the whole node; 0 leaves reads as the
+   *     wrapped FileIO does them (Iceberg reads a vectored read's ranges one request at a time)
+   * @param rangeSize the most bytes one request asks for
+   */
   public static ParallelReads of(int requests, long rangeSize) {
     Preconditions.checkArgument(
         requests >= 0, "Invalid object-store parallel requests: %s (must be >= 0)", requests);
