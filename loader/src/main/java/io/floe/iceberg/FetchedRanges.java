@@ -4,7 +4,9 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
@@ -47,11 +49,7 @@ final class FetchedRanges extends SeekableInputStream {
       for (int i = 0; i < starts.length; i++) {
         long[] range = ranges.get(i);
         starts[i] = range[0];
-        asked.add(
-            new FileRange(
-                new java.util.concurrent.CompletableFuture<>(),
-                range[0],
-                Math.toIntExact(range[1])));
+        asked.add(new FileRange(new CompletableFuture<>(), range[0], Math.toIntExact(range[1])));
       }
       from.readVectored(
           asked,
@@ -92,7 +90,7 @@ final class FetchedRanges extends SeekableInputStream {
 
   /** The fetched range holding {@code at}, or -1. */
   private int rangeOf(long at) {
-    int i = java.util.Arrays.binarySearch(starts, at);
+    int i = Arrays.binarySearch(starts, at);
     i = i >= 0 ? i : -i - 2;
     return i >= 0 && at < starts[i] + bytes[i].limit() ? i : -1;
   }

@@ -14,6 +14,11 @@ import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.IOUtil;
 import org.apache.iceberg.io.InputFile;
 import org.apache.iceberg.io.SeekableInputStream;
+import org.apache.parquet.format.ColumnChunk;
+import org.apache.parquet.format.ColumnMetaData;
+import org.apache.parquet.format.FileMetaData;
+import org.apache.parquet.format.RowGroup;
+import org.apache.parquet.format.Util;
 import org.apache.parquet.format.converter.ParquetMetadataConverter;
 import org.apache.parquet.hadoop.metadata.BlockMetaData;
 import org.apache.parquet.hadoop.metadata.ParquetMetadata;
@@ -49,15 +54,15 @@ final class ParquetFooters {
    * compressed size as recorded, else the sum of its column chunks'.
    */
   record Footer(ParquetMetadata metadata, long[] midpoints) {
-    static Footer of(org.apache.parquet.format.FileMetaData thrift) throws IOException {
-      List<org.apache.parquet.format.RowGroup> rowGroups = thrift.getRow_groups();
+    static Footer of(FileMetaData thrift) throws IOException {
+      List<RowGroup> rowGroups = thrift.getRow_groups();
       long[] midpoints = new long[rowGroups == null ? 0 : rowGroups.size()];
       boolean firstColumnHasMetadata =
           midpoints.length == 0 || rowGroups.get(0).getColumns().get(0).isSetMeta_data();
       long previousStart = 0;
       long previousSize = 0;
       for (int i = 0; i < midpoints.length; i++) {
-        org.apache.parquet.format.RowGroup rowGroup = rowGroups.get(i);
+        RowGroup rowGroup = rowGroups.get(i);
         long start;
         if (firstColumnHasMetadata) {
           start = firstPage(rowGroup.getColumns().get(0).getMeta_data());
@@ -75,7 +80,7 @@ final class ParquetFooters {
         if (rowGroup.isSetTotal_compressed_size()) {
           size = rowGroup.getTotal_compressed_size();
         } else {
-          for (org.apache.parquet.format.ColumnChunk column : rowGroup.getColumns()) {
+          for (ColumnChunk column : rowGroup.getColumns()) {
             size += column.getMeta_data().getTotal_compressed_size();
           }
         }
@@ -84,7 +89,7 @@ final class ParquetFooters {
       return new Footer(new ParquetMetadataConverter().fromParquetMetadata(thrift), midpoints);
     }
 
-    private static long firstPage(org.apache.parquet.format.ColumnMetaData column) {
+    private static long firstPage(ColumnMetaData column) {
       long offset = column.getData_page_offset();
       if (column.isSetDictionary_page_offset() && offset > column.getDictionary_page_offset()) {
         offset = column.getDictionary_page_offset();
@@ -130,8 +135,7 @@ final class ParquetFooters {
       byte[] footer = new byte[footerLength];
       in.seek(length - TRAILER - footerLength);
       IOUtil.readFully(in, footer, 0, footerLength);
-      org.apache.parquet.format.FileMetaData thrift =
-          org.apache.parquet.format.Util.readFileMetaData(new ByteArrayInputStream(footer));
+      FileMetaData thrift = Util.readFileMetaData(new ByteArrayInputStream(footer));
       if (thrift.isSetEncryption_algorithm()) {
         throw new UnsupportedOperationException("encrypted columns in " + key.location());
       }

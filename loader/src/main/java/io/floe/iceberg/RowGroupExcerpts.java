@@ -3,19 +3,31 @@ package io.floe.iceberg;
 import io.floe.table.ParallelReads;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.InputFile;
 import org.apache.iceberg.io.RangeReadable;
 import org.apache.iceberg.mapping.MappedField;
 import org.apache.iceberg.mapping.NameMapping;
@@ -25,6 +37,9 @@ import org.apache.parquet.hadoop.ParquetFileWriter;
 import org.apache.parquet.hadoop.metadata.BlockMetaData;
 import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData;
 import org.apache.parquet.hadoop.metadata.ParquetMetadata;
+import org.apache.parquet.io.DelegatingSeekableInputStream;
+import org.apache.parquet.io.LocalOutputFile;
+import org.apache.parquet.io.PositionOutputStream;
 import org.apache.parquet.io.SeekableInputStream;
 import org.apache.parquet.schema.MessageType;
 import org.apache.parquet.schema.Type;
@@ -49,13 +64,12 @@ public final class RowGroupExcerpts implements AutoCloseable {
   private final Path directory;
   private final ParquetFooters footers = new ParquetFooters();
   private final AtomicLong written = new AtomicLong();
-  private final java.util.concurrent.atomic.AtomicBoolean warned =
-      new java.util.concurrent.atomic.AtomicBoolean();
+  private final AtomicBoolean warned = new AtomicBoolean();
 
   /** Held open, and locked, until {@link #close}. */
-  private final java.nio.channels.FileChannel lock;
+  private final FileChannel lock;
 
-  private RowGroupExcerpts(Path directory, java.nio.channels.FileChannel lock) {
+  private RowGroupExcerpts(Path directory, FileChannel lock) {
     this.directory = directory;
     this.lock = lock;
   }
@@ -66,7 +80,7 @@ public final class RowGroupExcerpts implements AutoCloseable {
   private static final String LOCK = ".lock";
 
   /** A directory without a lock this old was left by a node killed as it made it. */
-  private static final java.time.Duration UNLOCKED_GRACE = java.time.Duration.ofMinutes(1);
+  private static final Duration UNLOCKED_GRACE = Duration.ofMinutes(1);
 
   /**
    * Excerpts written under a new directory inside {@code parent} (created if need be), locked while
@@ -81,11 +95,9 @@ public final class RowGroupExcerpts implements AutoCloseable {
       Files.createDirectories(parent);
       removeAbandoned(parent);
       Path directory = Files.createTempDirectory(parent, PREFIX);
-      java.nio.channels.FileChannel lock =
-          java.nio.channels.FileChannel.open(
-              directory.resolve(LOCK),
-              java.nio.file.StandardOpenOption.CREATE,
-              java.nio.file.StandardOpenOption.WRITE);
+      FileChannel lock =
+          FileChannel.open(
+              directory.resolve(LOCK), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
       lock.lock();
       return new RowGroupExcerpts(directory, lock);
     } catch (IOException e) {
@@ -112,18 +124,17 @@ public final class RowGroupExcerpts implements AutoCloseable {
   private static boolean abandoned(Path dir) throws IOException {
     Path lockFile = dir.resolve(LOCK);
     if (!Files.exists(lockFile)) {
-      java.time.Instant made = Files.getLastModifiedTime(dir).toInstant();
-      return made.isBefore(java.time.Instant.now().minus(UNLOCKED_GRACE));
+      Instant made = Files.getLastModifiedTime(dir).toInstant();
+      return made.isBefore(Instant.now().minus(UNLOCKED_GRACE));
     }
-    try (java.nio.channels.FileChannel channel =
-        java.nio.channels.FileChannel.open(lockFile, java.nio.file.StandardOpenOption.WRITE)) {
-      java.nio.channels.FileLock taken = channel.tryLock();
+    try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.WRITE)) {
+      FileLock taken = channel.tryLock();
       if (taken == null) {
         return false; // another process holds it
       }
       taken.release();
       return true;
-    } catch (java.nio.channels.OverlappingFileLockException e) {
+    } catch (OverlappingFileLockException e) {
       return false; // a node in this JVM holds it
     }
   }
@@ -174,22 +185,21 @@ public final class RowGroupExcerpts implements AutoCloseable {
   }
 
   /** A local output file that remembers its stream, so that a failed write can close it. */
-  private static final class Output extends org.apache.parquet.io.LocalOutputFile {
-    private org.apache.parquet.io.PositionOutputStream stream;
+  private static final class Output extends LocalOutputFile {
+    private PositionOutputStream stream;
 
     Output(Path path) {
       super(path);
     }
 
     @Override
-    public org.apache.parquet.io.PositionOutputStream create(long blockSize) throws IOException {
+    public PositionOutputStream create(long blockSize) throws IOException {
       stream = super.create(blockSize);
       return stream;
     }
 
     @Override
-    public org.apache.parquet.io.PositionOutputStream createOrOverwrite(long blockSize)
-        throws IOException {
+    public PositionOutputStream createOrOverwrite(long blockSize) throws IOException {
       stream = super.createOrOverwrite(blockSize);
       return stream;
     }
@@ -282,8 +292,8 @@ public final class RowGroupExcerpts implements AutoCloseable {
       MessageType projected,
       BufferAllocator allocator)
       throws IOException {
-    org.apache.iceberg.io.InputFile admitted = io.newInputFile(location, length);
-    java.util.Optional<Path> local = NativeTaskReader.localPath(location);
+    InputFile admitted = io.newInputFile(location, length);
+    Optional<Path> local = NativeTaskReader.localPath(location);
     if (local.isPresent()) {
       return localStream(local.get());
     }
@@ -311,7 +321,7 @@ public final class RowGroupExcerpts implements AutoCloseable {
         }
       }
     }
-    chunks.sort(java.util.Comparator.comparingLong(range -> range[0]));
+    chunks.sort(Comparator.comparingLong(range -> range[0]));
     List<long[]> joined = new ArrayList<>();
     for (long[] chunk : chunks) {
       long[] last = joined.isEmpty() ? null : joined.get(joined.size() - 1);
@@ -329,9 +339,8 @@ public final class RowGroupExcerpts implements AutoCloseable {
    * LocalInputFile} reads a byte array one byte at a time).
    */
   private static SeekableInputStream localStream(Path path) throws IOException {
-    java.nio.channels.FileChannel channel = java.nio.channels.FileChannel.open(path);
-    return new org.apache.parquet.io.DelegatingSeekableInputStream(
-        java.nio.channels.Channels.newInputStream(channel)) {
+    FileChannel channel = FileChannel.open(path);
+    return new DelegatingSeekableInputStream(Channels.newInputStream(channel)) {
       @Override
       public long getPos() throws IOException {
         return channel.position();
@@ -346,7 +355,7 @@ public final class RowGroupExcerpts implements AutoCloseable {
 
   /** Whether writing failed for want of the scratch directory (rather than reading the table). */
   private boolean scratchFailed(IOException e) {
-    if (e instanceof java.nio.file.FileSystemException failed && failed.getFile() != null) {
+    if (e instanceof FileSystemException failed && failed.getFile() != null) {
       return failed.getFile().startsWith(directory.toString());
     }
     return String.valueOf(e.getMessage()).contains("No space left on device");
