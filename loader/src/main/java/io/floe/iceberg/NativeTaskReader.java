@@ -93,6 +93,8 @@ final class NativeTaskReader {
           // The C data interface's own library releases the imported buffers.
           org.apache.arrow.c.jni.JniLoader.get().ensureLoaded();
           loaded = true;
+          StaleNativeLibraries.remove(
+              Path.of(System.getProperty("java.io.tmpdir")), StaleNativeLibraries.AGE);
         } catch (RuntimeException | LinkageError e) {
           LOG.warn(
               "Arrow's native Parquet reader could not be loaded on {} {} ({}); slices are decoded"
